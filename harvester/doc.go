@@ -1,0 +1,9 @@
+// Package harvester finds upstream ResourceSync Sources, walks their
+// Source Descriptions, Capability Lists and capability documents, and turns
+// what it reads into Changes on the CHANGES stream: baselines from Resource
+// Lists, increments from Change Lists, pushes from change notifications.
+//
+// Its cursors are the Source's own times, never the local clock. It must
+// never fetch outside what the operator allowed: the Source's URI authority,
+// http and https only, no loopback or private addresses unless configured.
+package harvester

@@ -1,0 +1,11 @@
+// Package resourcesync reads, writes and validates the documents of the
+// ResourceSync Framework (ANSI/NISO Z39.99-2014) and of the ResourceSync
+// Change Notification specification: Source Descriptions, Capability Lists,
+// Resource and Change Lists and their Indexes, Dumps and their Manifests, and
+// notification payloads, in both the 1.0 and 1.1 time forms.
+//
+// Reading and writing stream one entry at a time, so a document of millions
+// of entries never sits whole in memory, and every input is bounded by
+// Limits. The package does no network I/O and knows nothing of viaduct; other
+// Go programs can import it on its own.
+package resourcesync

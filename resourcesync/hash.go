@@ -1,0 +1,139 @@
+package resourcesync
+
+import (
+	"crypto/md5"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"strings"
+)
+
+// Hash algorithm names as the spec writes them in hash attributes.
+const (
+	MD5    = "md5"
+	SHA1   = "sha-1"
+	SHA256 = "sha-256"
+)
+
+// Hash is one value of a hash attribute: an algorithm and a lowercase hex
+// digest.
+type Hash struct {
+	Alg   string
+	Value string
+}
+
+// Hashes is the value of a hash attribute, which may name several digests
+// of the same bitstream, separated by white space.
+type Hashes []Hash
+
+// ParseHashes reads a hash attribute. Digests of the algorithms this package
+// computes must be hex of the right length; other algorithms are kept as
+// they are.
+func ParseHashes(s string) (Hashes, error) {
+	var hs Hashes
+	for _, f := range strings.Fields(s) {
+		alg, val, ok := strings.Cut(f, ":")
+		if !ok || alg == "" || val == "" {
+			return nil, fmt.Errorf("hash %q: want algorithm:digest", f)
+		}
+		alg = strings.ToLower(alg)
+		if n := digestLen(alg); n > 0 {
+			val = strings.ToLower(val)
+			if b, err := hex.DecodeString(val); err != nil || len(b) != n {
+				return nil, fmt.Errorf("hash %q: %s digest must be %d hex bytes", f, alg, n)
+			}
+		}
+		hs = append(hs, Hash{Alg: alg, Value: val})
+	}
+	return hs, nil
+}
+
+func digestLen(alg string) int {
+	switch alg {
+	case MD5:
+		return md5.Size
+	case SHA1:
+		return sha1.Size
+	case SHA256:
+		return sha256.Size
+	}
+	return 0
+}
+
+// String writes the attribute form, "md5:… sha-256:…".
+func (hs Hashes) String() string {
+	var b strings.Builder
+	for i, h := range hs {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(h.Alg)
+		b.WriteByte(':')
+		b.WriteString(h.Value)
+	}
+	return b.String()
+}
+
+// Get returns the digest for alg, or "".
+func (hs Hashes) Get(alg string) string {
+	for _, h := range hs {
+		if h.Alg == alg {
+			return h.Value
+		}
+	}
+	return ""
+}
+
+// Verify compares the declared digests with computed ones. Every algorithm
+// present in both must agree; an algorithm only one side knows is not
+// compared. It fails when no algorithm is shared, since nothing was checked.
+func (hs Hashes) Verify(computed Hashes) error {
+	checked := 0
+	for _, h := range hs {
+		got := computed.Get(h.Alg)
+		if got == "" {
+			continue
+		}
+		if got != h.Value {
+			return fmt.Errorf("%s mismatch: declared %s, computed %s", h.Alg, h.Value, got)
+		}
+		checked++
+	}
+	if checked == 0 && len(hs) > 0 {
+		return fmt.Errorf("no declared hash (%s) among the computed ones", hs)
+	}
+	return nil
+}
+
+// Hasher computes md5, sha-1 and sha-256 of what is written to it, in one pass.
+type Hasher struct {
+	md5, sha1, sha256 hash.Hash
+	n                 int64
+}
+
+// NewHasher returns a Hasher ready for writing.
+func NewHasher() *Hasher {
+	return &Hasher{md5: md5.New(), sha1: sha1.New(), sha256: sha256.New()}
+}
+
+func (h *Hasher) Write(p []byte) (int, error) {
+	h.md5.Write(p)
+	h.sha1.Write(p)
+	h.sha256.Write(p)
+	h.n += int64(len(p))
+	return len(p), nil
+}
+
+// Len is the number of bytes written.
+func (h *Hasher) Len() int64 { return h.n }
+
+// Sum returns the three digests.
+func (h *Hasher) Sum() Hashes {
+	return Hashes{
+		{MD5, hex.EncodeToString(h.md5.Sum(nil))},
+		{SHA1, hex.EncodeToString(h.sha1.Sum(nil))},
+		{SHA256, hex.EncodeToString(h.sha256.Sum(nil))},
+	}
+}

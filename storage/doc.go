@@ -1,0 +1,8 @@
+// Package storage declares the blob store viaduct keeps its copies in. Blobs
+// are content-addressed by sha-256 and written atomically: a reader never
+// sees a blob whose bytes do not hash to its key.
+//
+// Implementations live in subpackages named for what they use: dir (a local
+// directory) and s3 (any S3-compatible server, through minio-go). The catalog
+// lives in sqlite.
+package storage

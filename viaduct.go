@@ -1,0 +1,73 @@
+// Package viaduct holds the messages that travel between viaduct's stages:
+// a Change (upstream says a resource changed, on the CHANGES stream) and an
+// Event (the aggregator changed its copy, on the EVENTS stream). Everything
+// else lives in the package of the stage that owns it.
+package viaduct
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/viaduct-mirror/viaduct/resourcesync"
+)
+
+// Change is one upstream change to apply: what a Source said about one
+// resource, read from a Resource List, a Change List, a Dump or a
+// notification. Fetch workers turn it into an Event.
+type Change struct {
+	Source     string `json:"source"`
+	Collection string `json:"collection"`
+	// URI is the resource's URI at the Source (its loc).
+	URI string `json:"uri"`
+	// Op is created, updated or deleted.
+	Op string `json:"op"`
+	// Time is the Source's time of the change: rs:md datetime (1.1) or
+	// lastmod (1.0); for a baseline, the resource's lastmod or the list's at.
+	Time time.Time `json:"time"`
+	// Modified is the resource's lastmod at the Source, if stated.
+	Modified time.Time           `json:"modified,omitzero"`
+	Hash     resourcesync.Hashes `json:"hash,omitempty"`
+	Length   *int64              `json:"length,omitempty"`
+	Type     string              `json:"type,omitempty"`
+	// Links are the entry's rs:ln links as the Source wrote them (via,
+	// duplicate, describedby, ...): provenance and mirrors come from them.
+	Links []resourcesync.Link `json:"links,omitempty"`
+	// Doc is the document the change was read from, for error messages.
+	Doc string `json:"doc,omitempty"`
+}
+
+// MsgID is the JetStream de-duplication id of the change: the same upstream
+// change read twice (a re-polled Change List, a notification and the list
+// that also records it) is queued once.
+func (c *Change) MsgID() string {
+	return strings.Join([]string{"chg", c.Source, c.URI, c.Op, c.Time.UTC().Format(time.RFC3339Nano), c.Hash.String()}, "|")
+}
+
+// Event is one change the aggregator made to its copy: a message on the
+// EVENTS stream. Its stream sequence is the aggregator's order of changes and
+// its timestamp the aggregator's change time; neither is stored here.
+type Event struct {
+	Source     string `json:"source"`
+	Collection string `json:"collection"`
+	// URI is the resource's URI at the Source; the aggregator's URI is
+	// derived from it.
+	URI string `json:"uri"`
+	// Op is created, updated or deleted.
+	Op string `json:"op"`
+	// The aggregator's copy: its sha-256 is also its blob key.
+	SHA256 string `json:"sha256,omitempty"`
+	MD5    string `json:"md5,omitempty"`
+	Length int64  `json:"length"`
+	Type   string `json:"type,omitempty"`
+	// Upstream is the change as the Source stated it: the origin's times,
+	// hashes and links, which provenance passes on.
+	Upstream Change `json:"upstream"`
+}
+
+// MsgID is the de-duplication id of the event: a fetch worker that crashes
+// after publishing and before acknowledging its change publishes the same
+// event again, and JetStream keeps only the first.
+func (e *Event) MsgID() string {
+	return strings.Join([]string{"evt", e.Source, e.URI, e.Op, e.SHA256, strconv.FormatInt(e.Length, 10), e.Upstream.Time.UTC().Format(time.RFC3339Nano)}, "|")
+}
