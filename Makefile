@@ -1,0 +1,30 @@
+# The MinIO server the S3 tests start. It is built from source with
+# `go install`, once, into $(go env GOPATH)/bin.
+MINIO_MODULE := github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c
+GOBIN := $(shell go env GOPATH)/bin
+export VIADUCT_MINIO ?= $(GOBIN)/minio
+
+.PHONY: build run test test-deps fuzz bench
+
+build:
+	go build -o bin/viaduct ./cmd/viaduct
+
+# run: viaduct's main job on embedded defaults against a simulated Source.
+run: build
+	./bin/viaduct demo
+
+# test-deps installs what the tests need that Go modules do not bring.
+test-deps:
+	@test -x "$(VIADUCT_MINIO)" || { echo "installing MinIO ($(MINIO_MODULE))"; go install $(MINIO_MODULE); }
+
+# test: every test, a short fuzz run of the document reader, and vet.
+test: test-deps
+	go vet ./...
+	go test -count=1 -timeout 30m ./...
+	go test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime 20s ./resourcesync
+
+fuzz:
+	go test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime 5m ./resourcesync
+
+bench:
+	go test -run '^$$' -bench . -benchmem ./...
