@@ -1,0 +1,133 @@
+package dir
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/viaduct-mirror/viaduct/storage"
+)
+
+// Store is a blob store in a local directory. It is safe for concurrent use
+// within one process. Several processes may share a directory only if none
+// is started while another is writing, since start-up removes temporaries.
+type Store struct {
+	root string
+	tmp  string
+}
+
+var (
+	_ storage.Blobs   = (*Store)(nil)
+	_ storage.Deleter = (*Store)(nil)
+)
+
+// New opens the store at root, creating the directory when it is missing,
+// and removes temporary files a crash left behind.
+func New(root string) (*Store, error) {
+	if root == "" {
+		return nil, errors.New("blob directory: no path given")
+	}
+	root, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("blob directory %q: %w", root, err)
+	}
+	s := &Store{root: root, tmp: filepath.Join(root, "tmp")}
+	if err := os.RemoveAll(s.tmp); err != nil {
+		return nil, fmt.Errorf("blob directory %s: removing leftover temporaries: %w", root, err)
+	}
+	if err := os.MkdirAll(s.tmp, 0o755); err != nil {
+		return nil, fmt.Errorf("blob directory %s: %w", root, err)
+	}
+	return s, nil
+}
+
+// Root is the directory the store keeps its blobs in.
+func (s *Store) Root() string { return s.root }
+
+// path is where the blob with key lives. The key must have passed
+// storage.CheckKey.
+func (s *Store) path(key string) string {
+	return filepath.Join(s.root, key[0:2], key[2:4], key)
+}
+
+// Create starts a blob in a new temporary file.
+func (s *Store) Create(ctx context.Context) (storage.BlobWriter, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	f, err := os.CreateTemp(s.tmp, "blob-*")
+	if err != nil {
+		return nil, fmt.Errorf("creating temporary blob in %s: %w", s.tmp, err)
+	}
+	return newWriter(s, f), nil
+}
+
+// Open opens the blob's file.
+func (s *Store) Open(ctx context.Context, key string) (storage.Blob, error) {
+	if err := storage.CheckKey(key); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(s.path(key))
+	if err != nil {
+		return nil, notFound(key, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("blob %s: %w", key, err)
+	}
+	return &blob{File: f, info: info(key, fi)}, nil
+}
+
+// Stat describes the blob's file.
+func (s *Store) Stat(ctx context.Context, key string) (storage.Info, error) {
+	if err := storage.CheckKey(key); err != nil {
+		return storage.Info{}, err
+	}
+	fi, err := os.Stat(s.path(key))
+	if err != nil {
+		return storage.Info{}, notFound(key, err)
+	}
+	return info(key, fi), nil
+}
+
+// Delete removes the blob's file; a missing file is not an error. The
+// fan-out directories stay, since other blobs will land in them.
+func (s *Store) Delete(ctx context.Context, key string) error {
+	if err := storage.CheckKey(key); err != nil {
+		return err
+	}
+	p := s.path(key)
+	switch err := os.Remove(p); {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("deleting blob %s: %w", key, err)
+	}
+	if err := syncDir(filepath.Dir(p)); err != nil {
+		return fmt.Errorf("deleting blob %s: %w", key, err)
+	}
+	return nil
+}
+
+func notFound(key string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("blob %s: %w", key, storage.ErrNotFound)
+	}
+	return fmt.Errorf("blob %s: %w", key, err)
+}
+
+func info(key string, fi fs.FileInfo) storage.Info {
+	return storage.Info{Key: key, Size: fi.Size(), ModTime: fi.ModTime()}
+}
+
+// blob is an open blob file.
+type blob struct {
+	*os.File
+	info storage.Info
+}
+
+func (b *blob) Info() storage.Info { return b.info }

@@ -1,0 +1,123 @@
+package dir
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/viaduct-mirror/viaduct/resourcesync"
+	"github.com/viaduct-mirror/viaduct/storage"
+)
+
+// writer is a blob being written to a temporary file. It is used by one
+// goroutine at a time.
+type writer struct {
+	s    *Store
+	f    *os.File
+	h    *resourcesync.Hasher
+	key  string // set once committed
+	done bool   // committed or aborted
+}
+
+var _ storage.BlobWriter = (*writer)(nil)
+
+func newWriter(s *Store, f *os.File) *writer {
+	return &writer{s: s, f: f, h: resourcesync.NewHasher()}
+}
+
+var errClosed = errors.New("blob writer already committed or aborted")
+
+func (w *writer) Write(p []byte) (int, error) {
+	if w.done {
+		return 0, errClosed
+	}
+	n, err := w.f.Write(p)
+	w.h.Write(p[:n])
+	if err != nil {
+		return n, fmt.Errorf("writing temporary blob %s: %w", w.f.Name(), err)
+	}
+	return n, nil
+}
+
+func (w *writer) Sum() (int64, resourcesync.Hashes) { return w.h.Len(), w.h.Sum() }
+
+// Commit syncs the temporary file, checks its length, and links it under its
+// key. A link fails instead of replacing, so an existing blob is never
+// rewritten; where the file system has no hard links, it falls back to a
+// rename after checking that the blob is not there yet.
+func (w *writer) Commit(ctx context.Context) (string, error) {
+	if w.key != "" {
+		return w.key, nil
+	}
+	if w.done {
+		return "", errClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	key := w.h.Sum().Get(resourcesync.SHA256)
+	if err := w.commit(key); err != nil {
+		w.Abort()
+		return "", fmt.Errorf("committing blob %s: %w", key, err)
+	}
+	w.key, w.done = key, true
+	return key, nil
+}
+
+func (w *writer) commit(key string) error {
+	tmp := w.f.Name()
+	if err := w.f.Sync(); err != nil {
+		return err
+	}
+	fi, err := w.f.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.Size() != w.h.Len() {
+		return fmt.Errorf("temporary file %s holds %d bytes, %d were written", tmp, fi.Size(), w.h.Len())
+	}
+	if err := w.f.Close(); err != nil {
+		return err
+	}
+	dest := w.s.path(key)
+	if err := w.s.makeDirs(filepath.Dir(dest)); err != nil {
+		return err
+	}
+	switch err := os.Link(tmp, dest); {
+	case err == nil:
+	case errors.Is(err, fs.ErrExist):
+		return os.Remove(tmp)
+	default:
+		if _, err := os.Stat(dest); err == nil {
+			return os.Remove(tmp)
+		}
+		if err := os.Rename(tmp, dest); err != nil {
+			return err
+		}
+	}
+	if err := syncDir(filepath.Dir(dest)); err != nil {
+		return err
+	}
+	// A crash before this remove leaves a temporary that the next start
+	// cleans up; the blob itself is already durable.
+	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// Abort closes and removes the temporary file.
+func (w *writer) Abort() error {
+	if w.done {
+		return nil
+	}
+	w.done = true
+	w.f.Close()
+	if err := os.Remove(w.f.Name()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("removing temporary blob: %w", err)
+	}
+	return nil
+}

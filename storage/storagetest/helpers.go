@@ -1,0 +1,76 @@
+package storagetest
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/viaduct-mirror/viaduct/storage"
+)
+
+// put writes data as one blob and commits it, failing the test on any error.
+func put(t testing.TB, s storage.Blobs, data []byte) string {
+	t.Helper()
+	ctx := context.Background()
+	w, err := s.Create(ctx)
+	if err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	defer w.Abort()
+	if _, err := w.Write(data); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	key, err := w.Commit(ctx)
+	if err != nil {
+		t.Fatalf("Commit: %v", err)
+	}
+	return key
+}
+
+// get reads a whole blob back, failing the test on any error.
+func get(t testing.TB, s storage.Blobs, key string) []byte {
+	t.Helper()
+	b, err := s.Open(context.Background(), key)
+	if err != nil {
+		t.Fatalf("Open(%s): %v", key, err)
+	}
+	defer b.Close()
+	data, err := io.ReadAll(b)
+	if err != nil {
+		t.Fatalf("reading %s: %v", key, err)
+	}
+	return data
+}
+
+// wantNotFound checks that key is visible neither through Stat nor Open.
+func wantNotFound(t testing.TB, s storage.Blobs, key string) {
+	t.Helper()
+	ctx := context.Background()
+	if info, err := s.Stat(ctx, key); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("Stat(%s) = %+v, %v; want ErrNotFound", key, info, err)
+	}
+	b, err := s.Open(ctx, key)
+	if err == nil {
+		b.Close()
+	}
+	if !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("Open(%s) error = %v; want ErrNotFound", key, err)
+	}
+}
+
+func sha256Hex(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// stream is a deterministic source of pseudo-random bytes, so large blobs
+// can be written and checked without holding them in memory.
+func stream(seed uint64, n int64) io.Reader {
+	var s [32]byte
+	s[0], s[1] = byte(seed), byte(seed>>8)
+	return io.LimitReader(rand.NewChaCha8(s), n)
+}
