@@ -1,0 +1,106 @@
+package sim
+
+import (
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/viaduct-mirror/viaduct/resourcesync"
+)
+
+// document is one XML document the Source serves; write streams it.
+type document struct {
+	write func(w io.Writer, s *Source, base string, f Fault) error
+}
+
+// document finds the document served at path p.
+func (s *Source) document(p string) (document, bool) {
+	switch p {
+	case PathDescription:
+		return document{writeDescription}, true
+	case PathCapabilities:
+		return document{writeCapabilities}, true
+	case PathResourceList:
+		return document{writeResourceList}, true
+	case PathChangeList:
+		if s.cfg.NoChangeLists {
+			return document{}, false
+		}
+		return document{writeChangeListIndex}, true
+	}
+	if n, ok := numbered(p, "/resourcelist-"); ok {
+		if n < 1 || n > s.parts() {
+			return document{}, false
+		}
+		return document{func(w io.Writer, s *Source, base string, f Fault) error {
+			return writeResourceListPart(w, s, base, f, n)
+		}}, true
+	}
+	if n, ok := numbered(p, "/changelist-"); ok && !s.cfg.NoChangeLists {
+		if n > s.currentPeriod() {
+			return document{}, false
+		}
+		return document{func(w io.Writer, s *Source, base string, f Fault) error {
+			return writeChangeList(w, s, base, f, n)
+		}}, true
+	}
+	return document{}, false
+}
+
+// numbered reads N from prefix + N + ".xml".
+func numbered(p, prefix string) (int, bool) {
+	rest, ok := strings.CutPrefix(p, prefix)
+	if !ok {
+		return 0, false
+	}
+	digits, ok := strings.CutSuffix(rest, ".xml")
+	if !ok || digits == "" || digits[0] == '0' && digits != "0" {
+		return 0, false
+	}
+	n, err := strconv.Atoi(digits)
+	return n, err == nil && n >= 0
+}
+
+// writeEntries writes a document from its header and entries.
+func writeEntries(w io.Writer, h *resourcesync.Header, entries ...resourcesync.Entry) error {
+	wr, err := resourcesync.NewWriter(w, h)
+	if err != nil {
+		return err
+	}
+	for i := range entries {
+		if err := wr.Write(&entries[i]); err != nil {
+			return err
+		}
+	}
+	return wr.Close()
+}
+
+func up(href string) []resourcesync.Link {
+	return []resourcesync.Link{{Rel: "up", Href: href}}
+}
+
+func writeDescription(w io.Writer, s *Source, base string, _ Fault) error {
+	return writeEntries(w,
+		&resourcesync.Header{MD: resourcesync.MD{Capability: resourcesync.CapDescription}},
+		resourcesync.Entry{
+			Loc: base + PathCapabilities,
+			MD:  &resourcesync.MD{Capability: resourcesync.CapCapabilityList},
+		})
+}
+
+func writeCapabilities(w io.Writer, s *Source, base string, _ Fault) error {
+	entries := []resourcesync.Entry{{
+		Loc: base + PathResourceList,
+		MD:  &resourcesync.MD{Capability: resourcesync.CapResourceList},
+	}}
+	if !s.cfg.NoChangeLists {
+		entries = append(entries, resourcesync.Entry{
+			Loc: base + PathChangeList,
+			MD:  &resourcesync.MD{Capability: resourcesync.CapChangeList},
+		})
+	}
+	return writeEntries(w, &resourcesync.Header{
+		MD:    resourcesync.MD{Capability: resourcesync.CapCapabilityList},
+		Links: up(base + PathDescription),
+	}, entries...)
+}
