@@ -1,0 +1,31 @@
+package miniotest
+
+import (
+	"net/http"
+	"testing"
+)
+
+func TestStart(t *testing.T) {
+	endpoint, user, password := Start(t)
+	if user == "" || len(password) < 8 {
+		t.Errorf("credentials %q/%q: want a user and a password of 8 characters or more", user, password)
+	}
+	resp, err := http.Get("http://" + endpoint + "/minio/health/ready")
+	if err != nil {
+		t.Fatalf("health check: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("ready check: %s", resp.Status)
+	}
+	// An anonymous request to the S3 API is refused: the server runs with
+	// the credentials given, not defaults.
+	resp, err = http.Get("http://" + endpoint + "/")
+	if err != nil {
+		t.Fatalf("anonymous request: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("anonymous ListBuckets: %s, want 403 Forbidden", resp.Status)
+	}
+}
