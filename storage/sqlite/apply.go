@@ -1,0 +1,109 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/viaduct-mirror/viaduct"
+)
+
+// Applied is one EVENTS message as the applier read it: the stream
+// sequence (the aggregator's order of changes), the stream timestamp (its
+// change time) and the event.
+type Applied struct {
+	Seq   uint64
+	At    time.Time
+	Event *viaduct.Event
+}
+
+// Apply applies one event in its own transaction. See ApplyBatch.
+func (c *Catalog) Apply(ctx context.Context, seq uint64, at time.Time, ev *viaduct.Event) error {
+	return c.ApplyBatch(ctx, []Applied{{Seq: seq, At: at, Event: ev}})
+}
+
+// ApplyBatch applies events in one immediate transaction: each event's
+// effect on the resource, its entry in the change log, and the sequence of
+// the last one as the last applied. Events at or below the last applied
+// sequence are skipped, so a redelivered burst changes nothing; the batch
+// should be in stream order.
+//
+// An event whose effect equals what is held (the same sha-256, length and
+// type of a resource already held, or a delete of a resource not held)
+// advances the sequence but adds nothing to the change log, so no change
+// is ever listed twice. Its upstream metadata (times, hashes, links) is
+// still recorded, as the latest word of the Source.
+//
+// The log's op is the aggregator's, not the Source's: a resource that was
+// not held becomes created, one that was becomes updated.
+//
+// If any event is refused (ErrInvalid) or a write fails, nothing of the
+// batch is applied; the applier can then apply the burst one by one to
+// find and dead-letter the culprit.
+func (c *Catalog) ApplyBatch(ctx context.Context, batch []Applied) error {
+	if len(batch) == 0 {
+		return nil
+	}
+	err := c.write(ctx, func(tx *sql.Tx) error {
+		a := applier{ctx: ctx, tx: tx, st: &c.stmts, colls: map[string]*collState{}}
+		var last uint64
+		if err := tx.StmtContext(ctx, c.stmts.appliedGet).QueryRowContext(ctx).Scan(&last); err != nil {
+			return fmt.Errorf("read last applied: %w", err)
+		}
+		start := last
+		for i := range batch {
+			b := &batch[i]
+			if b.Seq <= last {
+				c.log.Debug("event already applied", "seq", b.Seq, "last_applied", last)
+				continue
+			}
+			if err := a.apply(b); err != nil {
+				ev := b.Event
+				if ev == nil {
+					return fmt.Errorf("event %d: %w", b.Seq, err)
+				}
+				return fmt.Errorf("event %d (collection %s, uri %s, %s): %w", b.Seq, ev.Collection, ev.URI, ev.Op, err)
+			}
+			last = b.Seq
+		}
+		if last == start {
+			return nil
+		}
+		if err := a.flush(); err != nil {
+			return err
+		}
+		if _, err := tx.StmtContext(ctx, c.stmts.appliedPut).ExecContext(ctx, int64(last)); err != nil {
+			return fmt.Errorf("record last applied %d: %w", last, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("apply events %d..%d to catalog: %w", batch[0].Seq, batch[len(batch)-1].Seq, err)
+	}
+	return nil
+}
+
+// Skip records seq as applied without any effect: the applier calls it for
+// an event it has dead-lettered, so that the catalog moves past it.
+func (c *Catalog) Skip(ctx context.Context, seq uint64) error {
+	err := c.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.StmtContext(ctx, c.stmts.appliedPut).ExecContext(ctx, int64(seq))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("skip event %d: %w", seq, err)
+	}
+	c.log.Warn("event skipped", "seq", seq)
+	return nil
+}
+
+// LastApplied is the sequence of the last EVENTS message applied (or
+// skipped), 0 for a new catalog: the applier resumes after it.
+func (c *Catalog) LastApplied(ctx context.Context) (uint64, error) {
+	var seq int64
+	if err := c.reader.QueryRowContext(ctx, `SELECT seq FROM applied WHERE id = 1`).Scan(&seq); err != nil {
+		return 0, fmt.Errorf("read last applied: %w", err)
+	}
+	return uint64(seq), nil
+}

@@ -1,0 +1,37 @@
+// Package sqlite holds the catalog: each node's materialised view of the
+// EVENTS stream (the aggregator's own change log), plus the harvester's
+// per-source cursors, the list of Sources and a little key/value state.
+//
+// The catalog is one SQLite file in WAL mode, opened through two pools: a
+// single writer connection whose transactions begin IMMEDIATE (so a write
+// never fails half-way on a lock upgrade) and a pool of read-only
+// connections that read a consistent snapshot while the writer works.
+//
+// # Durability
+//
+// The stream sequence of the last applied event is written in the same
+// transaction as the event's effect, so the catalog and its position in
+// EVENTS can never disagree: after any crash the applier asks LastApplied
+// and resumes at the next event. Redelivered events (seq <= LastApplied)
+// are skipped, which makes Apply idempotent.
+//
+// synchronous=NORMAL is used under WAL. A commit survives a crash of the
+// process; a power loss or kernel crash may roll back the last commits made
+// since the WAL was last synced, but never tears one. Because the sequence
+// rolls back with them, the applier re-reads those events from EVENTS and
+// applies them again with the same results: adjusted change times depend
+// only on the events and their stream timestamps, not on the clock. The
+// EVENTS stream's retention therefore has to outlast a checkpoint interval,
+// which it does by orders of magnitude.
+//
+// # Change times
+//
+// A change's time in the aggregator's change log is the JetStream
+// timestamp of its event, raised where needed to one microsecond after the
+// collection's previous change: times are strictly increasing per
+// collection and so unique per (URI, datetime), even when the stream's
+// clock ties or steps back.
+//
+// The package never fetches, publishes or acknowledges anything: it only
+// records what the applier and the harvester tell it and answers reads.
+package sqlite

@@ -1,0 +1,170 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/viaduct-mirror/viaduct/resourcesync"
+)
+
+// collState is a collection's row, read once per transaction and written
+// back at its end.
+type collState struct {
+	firstAt, lastAt sql.NullInt64
+	resources       int64
+	bytes           int64
+	changes         int64
+}
+
+// applier carries one write transaction through a batch of events.
+type applier struct {
+	ctx   context.Context
+	tx    *sql.Tx
+	st    *writeStmts
+	colls map[string]*collState
+}
+
+// held is what the catalog holds of one resource before an event.
+type held struct {
+	exists, deleted bool
+	sha256, typ     string
+	length          int64
+}
+
+// apply applies one event: see ApplyBatch for what that means.
+func (a *applier) apply(b *Applied) error {
+	ev := b.Event
+	if err := validate(ev); err != nil {
+		return err
+	}
+	coll, err := a.collection(ev.Collection)
+	if err != nil {
+		return err
+	}
+	var h held
+	var deleted int64
+	err = a.tx.StmtContext(a.ctx, a.st.resGet).QueryRowContext(a.ctx, ev.Collection, ev.URI).
+		Scan(&deleted, &h.sha256, &h.length, &h.typ)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return fmt.Errorf("read resource: %w", err)
+	default:
+		h.exists, h.deleted = true, deleted != 0
+	}
+	isHeld := h.exists && !h.deleted
+	up, err := upstreamColumns(ev)
+	if err != nil {
+		return err
+	}
+
+	var op string
+	switch ev.Op {
+	case resourcesync.Created, resourcesync.Updated:
+		if isHeld && h.sha256 == ev.SHA256 && h.length == ev.Length && h.typ == ev.Type {
+			return a.upstreamOnly(ev.Collection, ev.URI, up)
+		}
+		op = resourcesync.Updated
+		if !isHeld {
+			op = resourcesync.Created
+		}
+	case resourcesync.Deleted:
+		if !isHeld {
+			if h.exists {
+				return a.upstreamOnly(ev.Collection, ev.URI, up)
+			}
+			return nil
+		}
+		op = resourcesync.Deleted
+	}
+
+	at := adjustTime(coll, b.At)
+	switch op {
+	case resourcesync.Created:
+		coll.resources++
+		coll.bytes += ev.Length
+	case resourcesync.Updated:
+		coll.bytes += ev.Length - h.length
+	case resourcesync.Deleted:
+		coll.resources--
+		coll.bytes -= h.length
+	}
+	coll.changes++
+
+	if op == resourcesync.Deleted {
+		args := append([]any{at, int64(b.Seq)}, up...)
+		if _, err := a.tx.StmtContext(a.ctx, a.st.resDel).ExecContext(a.ctx, append(args, ev.Collection, ev.URI)...); err != nil {
+			return fmt.Errorf("mark resource deleted: %w", err)
+		}
+	} else {
+		args := []any{ev.Collection, ev.URI, up[0], ev.SHA256, ev.MD5, ev.Length, ev.Type, at, int64(b.Seq)}
+		if _, err := a.tx.StmtContext(a.ctx, a.st.resPut).ExecContext(a.ctx, append(args, up[1:]...)...); err != nil {
+			return fmt.Errorf("write resource: %w", err)
+		}
+	}
+	_, err = a.tx.StmtContext(a.ctx, a.st.changeAdd).ExecContext(a.ctx, int64(b.Seq), ev.Collection, ev.URI, op,
+		at, b.At.UnixMicro(), ev.SHA256, ev.MD5, ev.Length, ev.Type)
+	if err != nil {
+		return fmt.Errorf("append to change log: %w", err)
+	}
+	return nil
+}
+
+// upstreamOnly records the Source's latest metadata of a resource whose
+// copy the event does not change.
+func (a *applier) upstreamOnly(collection, uri string, up []any) error {
+	args := append(up, collection, uri)
+	if _, err := a.tx.StmtContext(a.ctx, a.st.resMeta).ExecContext(a.ctx, args...); err != nil {
+		return fmt.Errorf("write upstream metadata: %w", err)
+	}
+	return nil
+}
+
+// adjustTime turns the stream timestamp into the change's time in the log:
+// at, to the microsecond, or one microsecond after the collection's last
+// change if at is not later. It updates the collection's bounds.
+func adjustTime(coll *collState, at time.Time) int64 {
+	t := at.UnixMicro()
+	if coll.lastAt.Valid && t <= coll.lastAt.Int64 {
+		t = coll.lastAt.Int64 + 1
+	}
+	coll.lastAt = sql.NullInt64{Int64: t, Valid: true}
+	if !coll.firstAt.Valid {
+		coll.firstAt = coll.lastAt
+	}
+	return t
+}
+
+// collection returns the state of a collection, creating its row the first
+// time the collection is seen.
+func (a *applier) collection(name string) (*collState, error) {
+	if c, ok := a.colls[name]; ok {
+		return c, nil
+	}
+	if _, err := a.tx.StmtContext(a.ctx, a.st.collEnsure).ExecContext(a.ctx, name); err != nil {
+		return nil, fmt.Errorf("create collection: %w", err)
+	}
+	c := &collState{}
+	err := a.tx.StmtContext(a.ctx, a.st.collGet).QueryRowContext(a.ctx, name).
+		Scan(&c.firstAt, &c.lastAt, &c.resources, &c.bytes, &c.changes)
+	if err != nil {
+		return nil, fmt.Errorf("read collection: %w", err)
+	}
+	a.colls[name] = c
+	return c, nil
+}
+
+// flush writes back every collection the batch touched.
+func (a *applier) flush() error {
+	for name, c := range a.colls {
+		_, err := a.tx.StmtContext(a.ctx, a.st.collPut).ExecContext(a.ctx,
+			c.firstAt, c.lastAt, c.resources, c.bytes, c.changes, name)
+		if err != nil {
+			return fmt.Errorf("write collection %s totals: %w", name, err)
+		}
+	}
+	return nil
+}

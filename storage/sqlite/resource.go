@@ -1,0 +1,136 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/viaduct-mirror/viaduct/resourcesync"
+)
+
+// Resource is the catalog's row for one resource of a collection: the
+// aggregator's copy and what its Source last said about it.
+type Resource struct {
+	Collection string
+	// URI is the resource's URI at the Source it was harvested from.
+	URI    string
+	Source string
+	// Origin is its URI at the origin: the upstream's via link, else URI.
+	Origin string
+	// Deleted is set once the aggregator has deleted its copy; the hashes
+	// are then those of the last copy held.
+	Deleted bool
+	SHA256  string
+	MD5     string
+	Length  int64
+	Type    string
+	// Changed is the aggregator's time of its last change to the copy, as
+	// in the change log; Seq is that change's EVENTS sequence.
+	Changed  time.Time
+	Seq      uint64
+	Upstream Upstream
+}
+
+// resourceCols is the column list scanResource reads, in its order.
+const resourceCols = `collection, uri, source, origin, deleted, sha256, md5, length, type, changed, seq,
+	up_time, up_modified, up_hash, up_length, up_type, links`
+
+// scanner is a *sql.Row or *sql.Rows.
+type scanner interface{ Scan(...any) error }
+
+// scanResource reads one row of resourceCols.
+func scanResource(s scanner) (*Resource, error) {
+	var (
+		r                 Resource
+		deleted           bool
+		changed, seq      int64
+		tm, mod, hash, ty string
+		upLen             sql.NullInt64
+		links             sql.NullString
+	)
+	err := s.Scan(&r.Collection, &r.URI, &r.Source, &r.Origin, &deleted, &r.SHA256, &r.MD5, &r.Length, &r.Type,
+		&changed, &seq, &tm, &mod, &hash, &upLen, &ty, &links)
+	if err != nil {
+		return nil, err
+	}
+	r.Deleted, r.Changed, r.Seq = deleted, time.UnixMicro(changed).UTC(), uint64(seq)
+	if err := decodeUpstream(&r.Upstream, tm, mod, hash, upLen, ty, links); err != nil {
+		return nil, fmt.Errorf("resource %s: %w", r.URI, err)
+	}
+	return &r, nil
+}
+
+// Resource returns the resource uri of collection, deleted or not.
+// ErrNotFound if the catalog has never held it.
+func (c *Catalog) Resource(ctx context.Context, collection, uri string) (*Resource, error) {
+	row := c.reader.QueryRowContext(ctx, `SELECT `+resourceCols+` FROM resources
+		WHERE collection = ? AND uri = ?`, collection, uri)
+	r, err := scanResource(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("resource %s in collection %s: %w", uri, collection, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read resource %s in collection %s: %w", uri, collection, err)
+	}
+	return r, nil
+}
+
+// SourceResources calls fn for every resource currently held (not
+// deleted) from source, ordered by collection and URI: the harvester
+// compares a baseline with it. Rows are read a page at a time, so memory
+// stays flat however many the Source has. An error from fn stops the walk
+// and is returned.
+func (c *Catalog) SourceResources(ctx context.Context, source string, fn func(*Resource) error) error {
+	var coll, uri string
+	for {
+		page, err := readPage(ctx, c.reader, `SELECT `+resourceCols+` FROM resources
+			WHERE source = ? AND (collection, uri) > (?, ?) AND deleted = 0
+			ORDER BY collection, uri LIMIT ?`, []any{source, coll, uri, pageSize}, scanResource)
+		if err != nil {
+			return fmt.Errorf("list resources of source %s: %w", source, err)
+		}
+		for _, r := range page {
+			if err := fn(r); err != nil {
+				return err
+			}
+		}
+		if len(page) < pageSize {
+			return nil
+		}
+		last := page[len(page)-1]
+		coll, uri = last.Collection, last.URI
+	}
+}
+
+// HeldByHash finds a resource held from source whose copy has one of the
+// digests in hs (sha-256, else md5: the ones the catalog keeps of its own
+// copies) and, if length is not nil, that length: the harvester's test for
+// "already stored, do not fetch again". ErrNotFound if there is none, or if
+// hs has neither digest.
+func (c *Catalog) HeldByHash(ctx context.Context, source string, hs resourcesync.Hashes, length *int64) (*Resource, error) {
+	col, val := "sha256", hs.Get(resourcesync.SHA256)
+	if val == "" {
+		col, val = "md5", hs.Get(resourcesync.MD5)
+	}
+	if val == "" {
+		return nil, fmt.Errorf("resource of source %s with hash %q: %w", source, hs, ErrNotFound)
+	}
+	var n sql.NullInt64
+	if length != nil {
+		n = sql.NullInt64{Int64: *length, Valid: true}
+	}
+	// col is one of two constants above, never input.
+	row := c.reader.QueryRowContext(ctx, `SELECT `+resourceCols+` FROM resources
+		WHERE source = ? AND `+col+` = ? AND deleted = 0 AND (?3 IS NULL OR length = ?3)
+		ORDER BY changed DESC LIMIT 1`, source, val, n)
+	r, err := scanResource(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("resource of source %s with hash %s: %w", source, hs, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find resource of source %s with hash %s: %w", source, hs, err)
+	}
+	return r, nil
+}
