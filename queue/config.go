@@ -1,0 +1,185 @@
+package queue
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/propagation"
+)
+
+// Config says where viaduct's NATS lives and how its streams keep messages.
+// The zero value is not usable: start from Defaults and set Dir (embedded
+// server) or URL (external cluster).
+type Config struct {
+	// URL is an external NATS server or cluster (nats://a:4222,nats://b:4222).
+	// Empty runs an embedded nats-server inside the process.
+	URL string `yaml:"url"`
+	// Listen is the embedded server's client address. Port -1 picks a free
+	// port. It stays on loopback unless other nodes must reach this one.
+	Listen string `yaml:"listen"`
+	// Dir is the embedded server's JetStream file store. Required when URL
+	// is empty; it survives restarts, so unacknowledged changes and the
+	// event log do too.
+	Dir string `yaml:"dir"`
+	// MaxMemory and MaxStore cap the embedded server's JetStream memory
+	// and disk, in bytes, so that no input can grow them without bound.
+	MaxMemory int64 `yaml:"max_memory"`
+	MaxStore  int64 `yaml:"max_store"`
+	// Replicas is each stream's replication factor: 1 for the embedded
+	// server, 3 (or 5) on an external cluster.
+	Replicas int `yaml:"replicas"`
+	// DuplicateWindow is how long a Nats-Msg-Id is remembered: the same
+	// change or event published twice within it is stored once.
+	DuplicateWindow time.Duration `yaml:"duplicate_window"`
+
+	// Consumer is the durable name of the CHANGES consumer that every
+	// fetch worker on every node shares.
+	Consumer string `yaml:"consumer"`
+	// AckWait is how long a worker may hold a change without acking or
+	// calling InProgress before it is redelivered. Ignored when Backoff is
+	// set.
+	AckWait time.Duration `yaml:"ack_wait"`
+	// MaxDeliver is how many times a change is delivered. The worker that
+	// gets the last delivery dead-letters it instead of failing it again.
+	MaxDeliver int `yaml:"max_deliver"`
+	// Backoff, when set, replaces AckWait: entry i is how long delivery i+1
+	// may stay unacknowledged before the next one (the last entry repeats).
+	// It must not be longer than MaxDeliver.
+	Backoff []time.Duration `yaml:"backoff"`
+
+	// EventsMaxAge is how long EVENTS keeps the aggregator's change log;
+	// 0 keeps it forever. A node whose catalog falls further behind must
+	// rebuild it.
+	EventsMaxAge time.Duration `yaml:"events_max_age"`
+	// EventsMaxBytes caps EVENTS; 0 means only MaxStore bounds it.
+	EventsMaxBytes int64 `yaml:"events_max_bytes"`
+	// DeadMaxAge and DeadMaxBytes bound DEADLETTER the same way; 0 keeps
+	// dead letters until an operator removes them.
+	DeadMaxAge   time.Duration `yaml:"dead_max_age"`
+	DeadMaxBytes int64         `yaml:"dead_max_bytes"`
+
+	// Debug sends the embedded server's notices and debug lines to the
+	// logger; without it only its warnings and errors are logged.
+	Debug bool `yaml:"debug"`
+
+	// Registerer receives the queue's counters; nil registers none.
+	Registerer prometheus.Registerer `yaml:"-"`
+	// Propagator carries trace context in message headers; nil means W3C
+	// trace context and baggage.
+	Propagator propagation.TextMapPropagator `yaml:"-"`
+}
+
+// Defaults returns the configuration of a one-machine aggregator, with
+// bounded memory and disk and retries spread over about an hour and a half.
+// Dir is left empty: the caller names the data directory.
+func Defaults() Config {
+	return Config{
+		Listen:          "127.0.0.1:-1",
+		MaxMemory:       256 << 20,
+		MaxStore:        10 << 30,
+		Replicas:        1,
+		DuplicateWindow: 10 * time.Minute,
+		Consumer:        "fetch",
+		AckWait:         time.Minute,
+		MaxDeliver:      5,
+		Backoff:         []time.Duration{time.Minute, 5 * time.Minute, 15 * time.Minute, time.Hour},
+	}
+}
+
+// Embedded reports whether Open starts a server in the process.
+func (c *Config) Embedded() bool { return c.URL == "" }
+
+// Validate checks the configuration before anything is started, naming
+// the offending field as it is written in the configuration file.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("queue.%s: %s", field, fmt.Sprintf(format, args...)))
+	}
+	if c.Embedded() {
+		if c.Dir == "" {
+			bad("dir", "required for the embedded server (url is empty)")
+		}
+		if _, _, err := splitListen(c.Listen); err != nil {
+			bad("listen", "%v", err)
+		}
+		if c.MaxMemory <= 0 {
+			bad("max_memory", "must be a positive number of bytes, got %d", c.MaxMemory)
+		}
+		if c.MaxStore <= 0 {
+			bad("max_store", "must be a positive number of bytes, got %d", c.MaxStore)
+		}
+		if c.Replicas != 1 {
+			bad("replicas", "must be 1 for the embedded server, got %d", c.Replicas)
+		}
+	} else {
+		if !strings.Contains(c.URL, "://") {
+			bad("url", "%q is not a NATS URL (nats://host:port)", c.URL)
+		}
+		if c.Replicas < 1 || c.Replicas > 5 {
+			bad("replicas", "must be between 1 and 5, got %d", c.Replicas)
+		}
+	}
+	if c.DuplicateWindow <= 0 {
+		bad("duplicate_window", "must be positive, got %s", c.DuplicateWindow)
+	}
+	if err := checkName(c.Consumer); err != nil {
+		bad("consumer", "%v", err)
+	}
+	if c.AckWait <= 0 && len(c.Backoff) == 0 {
+		bad("ack_wait", "must be positive, got %s", c.AckWait)
+	}
+	if c.MaxDeliver < 1 {
+		bad("max_deliver", "must be at least 1, got %d", c.MaxDeliver)
+	}
+	if len(c.Backoff) > c.MaxDeliver {
+		bad("backoff", "has %d entries, more than max_deliver (%d)", len(c.Backoff), c.MaxDeliver)
+	}
+	for i, d := range c.Backoff {
+		if d <= 0 {
+			bad("backoff", "entry %d must be positive, got %s", i, d)
+		}
+	}
+	if c.EventsMaxAge < 0 || (c.EventsMaxAge > 0 && c.EventsMaxAge < c.DuplicateWindow) {
+		bad("events_max_age", "must be 0 (forever) or at least duplicate_window (%s), got %s", c.DuplicateWindow, c.EventsMaxAge)
+	}
+	if c.DeadMaxAge < 0 || (c.DeadMaxAge > 0 && c.DeadMaxAge < c.DuplicateWindow) {
+		bad("dead_max_age", "must be 0 (forever) or at least duplicate_window (%s), got %s", c.DuplicateWindow, c.DeadMaxAge)
+	}
+	if c.EventsMaxBytes < 0 {
+		bad("events_max_bytes", "must be 0 (no limit) or positive, got %d", c.EventsMaxBytes)
+	}
+	if c.DeadMaxBytes < 0 {
+		bad("dead_max_bytes", "must be 0 (no limit) or positive, got %d", c.DeadMaxBytes)
+	}
+	return errors.Join(errs...)
+}
+
+// splitListen parses host:port, where port -1 means any free port.
+func splitListen(listen string) (string, int, error) {
+	host, p, err := net.SplitHostPort(listen)
+	if err != nil {
+		return "", 0, fmt.Errorf("%q is not host:port: %w", listen, err)
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil || port < -1 || port > 65535 {
+		return "", 0, fmt.Errorf("%q: port must be -1 (any) or 0-65535", listen)
+	}
+	return host, port, nil
+}
+
+// checkName rejects what NATS does not allow in a stream or consumer name.
+func checkName(name string) error {
+	if name == "" {
+		return errors.New("must not be empty")
+	}
+	if strings.ContainsAny(name, ".*> \t\r\n/\\") {
+		return fmt.Errorf("%q must not contain '.', '*', '>', '/', '\\' or white space", name)
+	}
+	return nil
+}

@@ -1,0 +1,75 @@
+package queue_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/queue"
+	"github.com/viaduct-mirror/viaduct/resourcesync"
+)
+
+// eventually polls cond until it holds or d has passed.
+func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s: %s", d, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// testChange is the i-th change of a source with dots and spaces in its
+// name, as operators write them.
+func testChange(i int) *viaduct.Change {
+	return &viaduct.Change{
+		Source:     "example.org repo",
+		Collection: "theses",
+		URI:        fmt.Sprintf("http://example.org/res/%d", i),
+		Op:         "updated",
+		Time:       time.Date(2024, 5, 1, 12, 0, i, 0, time.UTC),
+		Hash:       resourcesync.Hashes{{Alg: resourcesync.SHA256, Value: fmt.Sprintf("%064x", i)}},
+	}
+}
+
+func testEvent(i int) *viaduct.Event {
+	c := testChange(i)
+	return &viaduct.Event{
+		Source: c.Source, Collection: "theses.2024", URI: c.URI, Op: c.Op,
+		SHA256: fmt.Sprintf("%064x", i), Length: int64(i), Upstream: *c,
+	}
+}
+
+// streamMsgs is how many messages stream holds now.
+func streamMsgs(t *testing.T, q *queue.Queue, stream string) uint64 {
+	t.Helper()
+	s, err := q.JetStream().Stream(context.Background(), stream)
+	if err != nil {
+		t.Fatalf("stream %s: %v", stream, err)
+	}
+	info, err := s.Info(context.Background())
+	if err != nil {
+		t.Fatalf("stream %s info: %v", stream, err)
+	}
+	return info.State.Msgs
+}
+
+func ctxTimeout(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// next takes the next change or fails the test.
+func next(t *testing.T, s *queue.ChangeStream) *queue.ChangeMsg {
+	t.Helper()
+	m, err := s.Next(ctxTimeout(t, 10*time.Second))
+	if err != nil {
+		t.Fatalf("next change: %v", err)
+	}
+	return m
+}

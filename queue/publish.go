@@ -1,0 +1,75 @@
+package queue
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/viaduct-mirror/viaduct"
+)
+
+// PublishChange queues one upstream change for the fetch workers. The
+// same change published again within the duplicate window (a re-polled
+// Change List, a notification and the list that records it) is stored
+// once; that is not an error.
+func (q *Queue) PublishChange(ctx context.Context, c *viaduct.Change) error {
+	_, err := q.publish(ctx, StreamChanges, ChangeSubject(c.Source), c.MsgID(), c)
+	if err != nil {
+		return fmt.Errorf("queue: publish change of %s (%s) from source %q: %w", c.URI, c.Op, c.Source, err)
+	}
+	return nil
+}
+
+// PublishEvent appends one change the aggregator made to EVENTS and
+// returns its stream sequence. A worker that publishes the same event
+// again (it crashed before acking its change) gets the original sequence.
+func (q *Queue) PublishEvent(ctx context.Context, e *viaduct.Event) (uint64, error) {
+	ack, err := q.publish(ctx, StreamEvents, EventSubject(e.Collection), e.MsgID(), e)
+	if err != nil {
+		return 0, fmt.Errorf("queue: publish event for %s (%s) in collection %q: %w", e.URI, e.Op, e.Collection, err)
+	}
+	return ack.Sequence, nil
+}
+
+// publish stores v as JSON on subject with trace context in the headers
+// and msgID as Nats-Msg-Id, and counts what happened.
+func (q *Queue) publish(ctx context.Context, stream, subject, msgID string, v any) (*jetstream.PubAck, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode: %w", err)
+	}
+	msg := nats.NewMsg(subject)
+	msg.Data = data
+	q.inject(ctx, msg.Header)
+	return q.publishMsg(ctx, stream, msg, msgID)
+}
+
+func (q *Queue) publishMsg(ctx context.Context, stream string, msg *nats.Msg, msgID string) (*jetstream.PubAck, error) {
+	ack, err := q.js.PublishMsg(ctx, msg, jetstream.WithMsgID(headerSafeID(msgID)), jetstream.WithExpectStream(stream))
+	if err != nil {
+		return nil, err
+	}
+	if ack.Duplicate {
+		q.metrics.duplicates.WithLabelValues(stream).Inc()
+	} else {
+		q.metrics.published.WithLabelValues(stream).Inc()
+	}
+	return ack, nil
+}
+
+// headerSafeID keeps a message id usable as a header value: an id with
+// control characters (a URI read from a broken document) is replaced by
+// its sha-256, which is just as stable.
+func headerSafeID(id string) string {
+	for i := 0; i < len(id); i++ {
+		if id[i] < 0x20 || id[i] == 0x7f {
+			sum := sha256.Sum256([]byte(id))
+			return "sha256:" + hex.EncodeToString(sum[:])
+		}
+	}
+	return id
+}
