@@ -1,0 +1,188 @@
+package resourcesync
+
+import (
+	"encoding/xml"
+	"fmt"
+	"slices"
+)
+
+// capture reads an element this package does not interpret, just started
+// (start, in namespace uri), and keeps it as raw XML. The namespaces it
+// uses from outside are declared on its top element, so that the bytes
+// mean the same wherever a writer puts them. Its size is bounded by
+// MaxAttrLen.
+func (r *Reader) capture(start xml.StartElement, uri string) (Element, error) {
+	el := Element{Name: xml.Name{Space: uri, Local: start.Name.Local}}
+	toks := []xml.Token{start.Copy()}
+	size := 0
+	depth := len(r.stack)
+	for depth <= len(r.stack) {
+		tok, err := r.token()
+		if err != nil {
+			return el, err
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			for _, a := range t.Attr {
+				size += len(a.Value)
+			}
+		case xml.CharData:
+			size += len(t)
+		case xml.Comment:
+			size += len(t)
+		case xml.ProcInst:
+			size += len(t.Inst)
+		case xml.EndElement:
+			r.endElement()
+		}
+		if size > r.lim.MaxAttrLen {
+			if len(r.stack) >= depth {
+				if err := r.skipTo(depth); err != nil {
+					return el, err
+				}
+			}
+			return el, r.limitErr("MaxAttrLen", "extension element <%s>: more than %d bytes", qname(start.Name), r.lim.MaxAttrLen)
+		}
+		toks = append(toks, xml.CopyToken(tok))
+	}
+	need, err := r.outerPrefixes(toks)
+	if err != nil {
+		return el, err
+	}
+	el.XML = serialise(toks, need)
+	return el, nil
+}
+
+// skipTo reads until the element open at depth has closed.
+func (r *Reader) skipTo(depth int) error {
+	for len(r.stack) >= depth {
+		tok, err := r.token()
+		if err != nil {
+			return err
+		}
+		if _, ok := tok.(xml.EndElement); ok {
+			r.endElement()
+		}
+	}
+	return nil
+}
+
+// outerPrefixes lists, in order of first use, the prefixes the subtree uses
+// without declaring them, with the namespace each is bound to where the
+// subtree starts. toks[0]'s own declarations are still in r.ns when called,
+// and are in its attributes anyway.
+func (r *Reader) outerPrefixes(toks []xml.Token) ([]binding, error) {
+	var need []binding
+	var local []binding
+	depth := 0
+	use := func(prefix string) error {
+		if prefix == "xml" || prefix == "xmlns" {
+			return nil
+		}
+		for i := len(local) - 1; i >= 0; i-- {
+			if local[i].prefix == prefix {
+				return nil
+			}
+		}
+		if slices.ContainsFunc(need, func(b binding) bool { return b.prefix == prefix }) {
+			return nil
+		}
+		uri, ok := r.ns.lookup(prefix)
+		if !ok {
+			return fmt.Errorf("extension element: undeclared namespace prefix %q", prefix)
+		}
+		need = append(need, binding{prefix: prefix, uri: uri})
+		return nil
+	}
+	for _, tok := range toks {
+		switch t := tok.(type) {
+		case xml.StartElement:
+			depth++
+			for _, a := range t.Attr {
+				switch {
+				case a.Name.Space == "xmlns":
+					local = append(local, binding{a.Name.Local, a.Value, depth})
+				case a.Name.Space == "" && a.Name.Local == "xmlns":
+					local = append(local, binding{"", a.Value, depth})
+				}
+			}
+			if err := use(t.Name.Space); err != nil {
+				return nil, err
+			}
+			for _, a := range t.Attr {
+				if a.Name.Space != "" && !isDecl(a) {
+					if err := use(a.Name.Space); err != nil {
+						return nil, err
+					}
+				}
+			}
+		case xml.EndElement:
+			for len(local) > 0 && local[len(local)-1].depth >= depth {
+				local = local[:len(local)-1]
+			}
+			depth--
+		}
+	}
+	return need, nil
+}
+
+// serialise writes raw tokens back as XML, adding the declarations in need
+// to the first element.
+func serialise(toks []xml.Token, need []binding) []byte {
+	var b []byte
+	for i, tok := range toks {
+		switch t := tok.(type) {
+		case xml.StartElement:
+			b = append(b, '<')
+			b = appendRawName(b, t.Name)
+			for _, a := range t.Attr {
+				b = append(b, ' ')
+				b = appendRawName(b, a.Name)
+				b = append(b, `="`...)
+				b = appendEscaped(b, a.Value, true)
+				b = append(b, '"')
+			}
+			if i == 0 {
+				for _, n := range need {
+					if n.prefix == "" {
+						b = append(b, ` xmlns="`...)
+					} else {
+						b = append(b, " xmlns:"...)
+						b = append(b, n.prefix...)
+						b = append(b, `="`...)
+					}
+					b = appendEscaped(b, n.uri, true)
+					b = append(b, '"')
+				}
+			}
+			b = append(b, '>')
+		case xml.EndElement:
+			b = append(b, "</"...)
+			b = appendRawName(b, t.Name)
+			b = append(b, '>')
+		case xml.CharData:
+			b = appendEscaped(b, string(t), false)
+		case xml.Comment:
+			b = append(b, "<!--"...)
+			b = append(b, t...)
+			b = append(b, "-->"...)
+		case xml.ProcInst:
+			b = append(b, "<?"...)
+			b = append(b, t.Target...)
+			if len(t.Inst) > 0 {
+				b = append(b, ' ')
+				b = append(b, t.Inst...)
+			}
+			b = append(b, "?>"...)
+		}
+	}
+	return b
+}
+
+func appendRawName(b []byte, n xml.Name) []byte {
+	if n.Space != "" {
+		b = append(b, n.Space...)
+		b = append(b, ':')
+	}
+	return append(b, n.Local...)
+}

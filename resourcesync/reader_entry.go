@@ -1,0 +1,221 @@
+package resourcesync
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// readHeader reads the root's children up to the first entry. Any error in
+// the header is fatal: a document whose own metadata is wrong cannot be
+// trusted for its entries.
+func (r *Reader) readHeader() error {
+	seenMD := false
+	for {
+		tok, err := r.token()
+		if err != nil {
+			return r.fatal(err)
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			uri, err := r.resolve(t.Name)
+			if err != nil {
+				return r.fatal(err)
+			}
+			switch {
+			case uri == SitemapNS && t.Name.Local == r.entry:
+				start := t.Copy()
+				r.pending = &start
+				return nil
+			case uri == SitemapNS && (t.Name.Local == "url" || t.Name.Local == "sitemap"):
+				return r.fatal(fmt.Errorf("<%s> in a <%s>", t.Name.Local, r.header.Root))
+			case uri == RSNS && t.Name.Local == "md":
+				if seenMD {
+					return r.fatal(errors.New("second <rs:md> in the document header"))
+				}
+				seenMD = true
+				if err := r.parseMD(t.Attr, &r.header.MD); err != nil {
+					return r.fatal(err)
+				}
+				if err := r.skip(); err != nil {
+					return r.fatal(err)
+				}
+			case uri == RSNS && t.Name.Local == "ln":
+				var l Link
+				if err := r.parseLink(t.Attr, &l); err != nil {
+					return r.fatal(err)
+				}
+				r.header.Links = append(r.header.Links, l)
+				if err := r.skip(); err != nil {
+					return r.fatal(err)
+				}
+			default:
+				el, err := r.capture(t, uri)
+				if err != nil {
+					return r.fatal(err)
+				}
+				r.header.Extra = append(r.header.Extra, el)
+			}
+		case xml.EndElement:
+			r.endElement()
+			r.done = true // the root closed: a document without entries
+			return r.finish()
+		}
+	}
+}
+
+// Next returns the next entry, or io.EOF after the last. A non-fatal
+// *Error means only that entry was wrong (a bad datetime, hash, length, a
+// value over a length limit): it has been skipped and Next may be called
+// again. Any other error is final and is returned again by later calls.
+func (r *Reader) Next() (*Entry, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	if r.done {
+		return nil, io.EOF
+	}
+	if r.pending != nil {
+		start := r.pending
+		r.pending = nil
+		return r.readEntry(start)
+	}
+	for {
+		tok, err := r.token()
+		if err != nil {
+			return nil, r.fatal(err)
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			uri, err := r.resolve(t.Name)
+			if err != nil {
+				return nil, r.fatal(err)
+			}
+			if uri == SitemapNS && t.Name.Local == r.entry {
+				return r.readEntry(&t)
+			}
+			if uri == SitemapNS && (t.Name.Local == "url" || t.Name.Local == "sitemap") {
+				return nil, r.fatal(fmt.Errorf("<%s> in a <%s>", t.Name.Local, r.header.Root))
+			}
+			// Elements between entries have no place in the model; they
+			// are read (to check the document) and dropped.
+			if err := r.skip(); err != nil {
+				return nil, r.fatal(err)
+			}
+		case xml.EndElement:
+			r.endElement()
+			r.done = true
+			if err := r.finish(); err != nil {
+				return nil, err
+			}
+			return nil, io.EOF
+		}
+	}
+}
+
+// finish reads what follows the root element, which may only be comments,
+// processing instructions and white space.
+func (r *Reader) finish() error {
+	for {
+		tok, err := r.token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return r.fatal(err)
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			return r.fatal(fmt.Errorf("element <%s> after the root element", t.Name.Local))
+		case xml.CharData:
+			if len(bytes.TrimSpace(t)) > 0 {
+				return r.fatal(errors.New("text after the root element"))
+			}
+		}
+	}
+}
+
+// skip reads up to the end of the element just started.
+func (r *Reader) skip() error {
+	depth := len(r.stack)
+	for {
+		tok, err := r.token()
+		if err != nil {
+			return err
+		}
+		if _, ok := tok.(xml.EndElement); ok {
+			r.endElement()
+			if len(r.stack) < depth {
+				return nil
+			}
+		}
+	}
+}
+
+// readEntry reads one url or sitemap element. A wrong value does not stop
+// the reading: the rest of the entry is read, so that the next entry can
+// be, and the first problem is returned as a non-fatal Error.
+func (r *Reader) readEntry(start *xml.StartElement) (*Entry, error) {
+	r.entries++
+	if r.entries > r.lim.MaxEntries {
+		return nil, r.fatal(r.limitErr("MaxEntries", "more than %d entries", r.lim.MaxEntries))
+	}
+	e := &Entry{Line: r.Line()}
+	var bad *Error
+	fail := func(err error) {
+		if bad != nil {
+			return
+		}
+		if !errors.As(err, &bad) {
+			bad = &Error{Line: r.Line(), Err: err}
+		}
+		bad.Err = fmt.Errorf("<%s> %d: %w", r.entry, r.entries, bad.Err)
+	}
+	depth := len(r.stack)
+	for {
+		tok, err := r.token()
+		if err != nil {
+			return nil, r.fatal(err)
+		}
+		switch t := tok.(type) {
+		case xml.EndElement:
+			r.endElement()
+			if len(r.stack) < depth {
+				if bad == nil && e.Loc == "" {
+					fail(fmt.Errorf("no <loc>"))
+				}
+				if bad != nil {
+					return nil, bad
+				}
+				return e, nil
+			}
+		case xml.StartElement:
+			uri, err := r.resolve(t.Name)
+			if err != nil {
+				return nil, r.fatal(err)
+			}
+			if err := r.entryChild(e, &t, uri); err != nil {
+				var fe *Error
+				if errors.As(err, &fe) && fe.Fatal || !isValueErr(err) {
+					return nil, r.fatal(err)
+				}
+				fail(err)
+			}
+		}
+	}
+}
+
+// valueError marks an error in one value of an entry, after which the
+// document can still be read.
+type valueError struct{ err error }
+
+func (v valueError) Error() string { return v.err.Error() }
+func (v valueError) Unwrap() error { return v.err }
+
+func isValueErr(err error) bool {
+	var v valueError
+	var e *Error
+	return errors.As(err, &v) || (errors.As(err, &e) && !e.Fatal)
+}
