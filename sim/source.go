@@ -118,7 +118,7 @@ func New(cfg Config) (*Source, error) {
 	s.last = s.epoch.UnixNano()
 	for range cfg.Resources {
 		// Initial resources were modified in the 30 days before the epoch.
-		age := time.Duration(s.rng.Int64N(int64(30*24*time.Hour))).Truncate(time.Second)
+		age := time.Duration(s.rng.Int64N(int64(30 * 24 * time.Hour))).Truncate(time.Second)
 		s.res = append(s.res, s.version(len(s.res)+1, 1, s.last-int64(age)))
 		s.live++
 	}
