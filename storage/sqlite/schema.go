@@ -2,7 +2,7 @@ package sqlite
 
 // schemaV1 is the first schema. Aggregator times are INTEGER microseconds
 // since the Unix epoch (UTC), which orders and compares cheaply; upstream
-// times are TEXT in RFC 3339 with nanoseconds, '' when absent, so that a
+// times are TEXT in RFC 3339 with nanoseconds, empty when absent, so that a
 // Source's time of any year or precision comes back exactly as read.
 const schemaV1 = `
 -- applied holds the stream sequence of the last applied EVENTS message.
