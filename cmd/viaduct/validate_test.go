@@ -1,0 +1,152 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const (
+	specExamples = "../../../shared/spec/examples-1.0/"
+	invalidDir   = "../../resourcesync/testdata/invalid/"
+)
+
+// runCLI runs viaduct with args and returns its exit code and output.
+func runCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := Run(context.Background(), args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func mustFile(t *testing.T, path string) string {
+	t.Helper()
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("test input missing: %v", err)
+	}
+	return path
+}
+
+func TestValidateCLIValid(t *testing.T) {
+	f := mustFile(t, specExamples+"ex_21.xml")
+	code, out, _ := runCLI(t, "validate", f)
+	want := f + ": Change List, 4 entries, from 2013-01-02T00:00:00Z until 2013-01-03T00:00:00Z\n"
+	if code != 0 || out != want {
+		t.Errorf("exit %d, output\n%q\nwant\n%q", code, out, want)
+	}
+
+	// Warnings are printed, counted in the summary, and do not fail.
+	f = mustFile(t, specExamples+"ex_03.xml")
+	code, out, _ = runCLI(t, "validate", f)
+	want = f + ": warning: Change List has no rel=\"up\" link to its Capability List (mandatory in the spec)\n" +
+		f + ": Change List, 2 entries, from 2013-01-02T00:00:00Z until 2013-01-03T00:00:00Z (1 warning)\n"
+	if code != 0 || out != want {
+		t.Errorf("exit %d, output\n%q\nwant\n%q", code, out, want)
+	}
+
+	// --quiet hides them.
+	code, out, _ = runCLI(t, "validate", "--quiet", f)
+	if code != 0 || strings.Contains(out, "warning:") || !strings.Contains(out, "(1 warning)") {
+		t.Errorf("--quiet: exit %d, output\n%s", code, out)
+	}
+}
+
+func TestValidateCLIErrors(t *testing.T) {
+	f := mustFile(t, invalidDir+"cl_not_chronological.xml")
+	ok := mustFile(t, specExamples+"ex_14.xml")
+	code, out, _ := runCLI(t, "validate", f, ok)
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	if !strings.Contains(out, f+":21: error: change time 2013-01-02T12:30:00Z is before") {
+		t.Errorf("no error line for %s in\n%s", f, out)
+	}
+	if strings.Contains(out, f+": Change List") {
+		t.Errorf("summary printed for a document with errors:\n%s", out)
+	}
+	if !strings.Contains(out, ok+": Resource List, 2 entries, at 2013-01-03T09:00:00Z completed 2013-01-03T09:01:00Z\n") {
+		t.Errorf("no summary for the valid document in\n%s", out)
+	}
+
+	// --strict turns warnings into errors.
+	up := mustFile(t, invalidDir+"rl_missing_up.xml")
+	if code, _, _ := runCLI(t, "validate", up); code != 0 {
+		t.Errorf("missing up link: exit %d, want 0", code)
+	}
+	code, out, _ = runCLI(t, "validate", "--strict", up)
+	if code != 1 || !strings.Contains(out, up+": error: Resource List has no rel=\"up\" link") {
+		t.Errorf("--strict: exit %d, output\n%s", code, out)
+	}
+
+	// A file that cannot be read fails.
+	code, out, _ = runCLI(t, "validate", filepath.Join(t.TempDir(), "absent.xml"))
+	if code != 1 || !strings.Contains(out, "absent.xml: error: open") {
+		t.Errorf("absent file: exit %d, output\n%s", code, out)
+	}
+}
+
+func TestValidateCLIUsage(t *testing.T) {
+	for _, args := range [][]string{{"validate"}, {"validate", "--no-such-flag", "x.xml"}} {
+		if code, _, _ := runCLI(t, args...); code != 2 {
+			t.Errorf("%q: exit %d, want 2", args, code)
+		}
+	}
+	if code, _, errOut := runCLI(t, "validate", "--help"); code != 0 || !strings.Contains(errOut, "--strict") && !strings.Contains(errOut, "-strict") {
+		t.Errorf("--help: exit %d, %s", code, errOut)
+	}
+}
+
+func TestValidateCLIURL(t *testing.T) {
+	body, err := os.ReadFile(mustFile(t, specExamples+"ex_19.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/changelist.xml":
+			w.Header().Set("Content-Type", "application/xml")
+			w.Write(body)
+		case "/big.xml":
+			w.Write(body)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+
+	u := srv.URL + "/changelist.xml"
+	code, out, _ := runCLI(t, "validate", u)
+	if code != 0 || out != u+": Change List, 4 entries, from 2013-01-03T00:00:00Z\n" {
+		t.Errorf("exit %d, output %q", code, out)
+	}
+	code, out, _ = runCLI(t, "validate", srv.URL+"/missing.xml")
+	if code != 1 || !strings.Contains(out, "404") {
+		t.Errorf("404: exit %d, output %q", code, out)
+	}
+	// The size limit holds for URLs.
+	code, out, _ = runCLI(t, "validate", "--max-bytes", "100", srv.URL+"/big.xml")
+	if code != 1 || !strings.Contains(out, "MaxBytes") {
+		t.Errorf("size limit: exit %d, output %q", code, out)
+	}
+}
+
+func TestValidateCLIStdin(t *testing.T) {
+	in, err := os.Open(mustFile(t, invalidDir+"cl_missing_change.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	saved := os.Stdin
+	os.Stdin = in
+	defer func() { os.Stdin = saved }()
+
+	code, out, _ := runCLI(t, "validate", "-")
+	if code != 1 || !strings.HasPrefix(out, "<stdin>:13: error: entry has no rs:md change attribute") {
+		t.Errorf("exit %d, output %q", code, out)
+	}
+}
