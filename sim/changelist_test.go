@@ -143,3 +143,21 @@ func TestRun(t *testing.T) {
 		t.Fatalf("Run: %v", err)
 	}
 }
+
+func TestMutateMix(t *testing.T) {
+	src, err := New(Config{Resources: 50, Mix: Mix{Create: 1, Update: 2, Delete: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := map[string]int{}
+	for _, c := range src.Mutate(400) {
+		ops[c.Op]++
+	}
+	// Expected 100, 200, 100; the bounds are loose enough for any seed.
+	if ops["created"] < 60 || ops["updated"] < 140 || ops["deleted"] < 60 || ops["created"]+ops["updated"]+ops["deleted"] != 400 {
+		t.Fatalf("400 changes of mix 1:2:1 gave %v", ops)
+	}
+	if got, want := src.Len(), 50+ops["created"]-ops["deleted"]; got != want {
+		t.Fatalf("Len %d, want %d", got, want)
+	}
+}
