@@ -1,0 +1,88 @@
+package provenance
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/resourcesync"
+)
+
+// Copy is what the aggregator holds of a link's target: its own URI for the
+// target and the facts of its copy.
+type Copy struct {
+	URI    string
+	Hash   resourcesync.Hashes
+	Length *int64
+	Type   string
+	// Modified is the aggregator's change time of the copy.
+	Modified time.Time
+}
+
+// Resolver finds the aggregator's copy of a link target, given the href as
+// the upstream wrote it. ok is false when the aggregator does not hold it.
+type Resolver func(ctx context.Context, href string) (c Copy, ok bool, err error)
+
+// Via returns the single via link a republished entry carries: the upstream
+// entry's own via link when it has one (the upstream is an aggregator and
+// that link already names the origin), else a link to the upstream URI with
+// the lastmod, hash, length and type the origin stated.
+func Via(up *viaduct.Change) resourcesync.Link {
+	for _, l := range up.Links {
+		if strings.EqualFold(l.Rel, "via") {
+			return l
+		}
+	}
+	return resourcesync.Link{
+		Rel:      "via",
+		Href:     up.URI,
+		Modified: up.Modified,
+		Hash:     up.Hash,
+		Length:   up.Length,
+		Type:     up.Type,
+	}
+}
+
+// Links returns the links of the republished entry for the upstream change
+// up: exactly one via link first, then the inherited links the policy keeps
+// or rewrites, in the upstream's order. resolve may be nil, in which case
+// every link to be rewritten is dropped.
+func Links(ctx context.Context, up *viaduct.Change, resolve Resolver) ([]resourcesync.Link, error) {
+	out := make([]resourcesync.Link, 1, 1+len(up.Links))
+	out[0] = Via(up)
+	for _, l := range up.Links {
+		switch ActionFor(l.Rel) {
+		case Keep:
+			// The only kept rel is via, already placed first.
+		case Rewrite:
+			if resolve == nil {
+				continue
+			}
+			c, ok, err := resolve(ctx, l.Href)
+			if err != nil {
+				return nil, fmt.Errorf("resolving %s link %s of %s: %w", l.Rel, l.Href, up.URI, err)
+			}
+			if ok {
+				out = append(out, rewrite(l, c))
+			}
+		}
+	}
+	return out, nil
+}
+
+// rewrite points l at the aggregator's copy. The attributes that described
+// the upstream's target (hash, length, modified) are replaced by those of
+// the copy, which is what a Destination following the link will get; rel,
+// pri and the rest are kept.
+func rewrite(l resourcesync.Link, c Copy) resourcesync.Link {
+	l.Href = c.URI
+	l.Hash = c.Hash
+	l.Length = c.Length
+	l.Modified = c.Modified
+	if c.Type != "" {
+		l.Type = c.Type
+	}
+	return l
+}

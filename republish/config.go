@@ -1,0 +1,116 @@
+package republish
+
+import (
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Config is how the republisher presents the aggregator as a ResourceSync
+// Source.
+type Config struct {
+	// BaseURL is the public URL the server is reached at, such as
+	// https://mirror.example.org; every URI in every document starts with
+	// it. Required; http or https, no query or fragment.
+	BaseURL string `yaml:"base_url"`
+	// Collections are the sets of resources, one Capability List each. By
+	// default each upstream Source is one collection; several Sources may
+	// share one.
+	Collections []Collection `yaml:"collections"`
+	// ChangeListPeriod is the interval each Change List covers. Lists are
+	// aligned on multiples of the period since the Unix epoch (UTC).
+	// Default 1h; at least 1s.
+	ChangeListPeriod time.Duration `yaml:"changelist_period"`
+	// MaxEntries is the most entries a Resource List part holds before the
+	// Resource List becomes an index. Default and maximum 50,000.
+	MaxEntries int `yaml:"max_entries"`
+	// MaxBytes is the largest a Resource List part may be, uncompressed.
+	// Default and maximum 50 MB (52,428,800 bytes).
+	MaxBytes int64 `yaml:"max_bytes"`
+	// MaxChangeLists is the most Change Lists the Change List Index lists,
+	// the most recent ones. Default and maximum 50,000.
+	MaxChangeLists int `yaml:"max_changelists"`
+	// DescribedBy, when set, is linked from the Source Description with
+	// rel="describedby": a page about this mirror.
+	DescribedBy string `yaml:"described_by"`
+}
+
+// Collection is one set of resources.
+type Collection struct {
+	// Name is the collection's name as the catalog knows it; it is also
+	// the first path segment of all its URIs, so it is limited to
+	// letters, digits, '.', '_' and '-'.
+	Name string `yaml:"name"`
+	// DescribedBy, when set, is linked from the Capability List.
+	DescribedBy string `yaml:"described_by"`
+}
+
+// Limits of the Sitemap protocol, which ResourceSync adopts.
+const (
+	SitemapMaxEntries = 50000
+	SitemapMaxBytes   = 50 * 1024 * 1024
+)
+
+// reserved are first path segments the server uses itself.
+var reserved = map[string]bool{"provenance": true, "robots.txt": true, "index.html": true, "favicon.ico": true}
+
+var collectionName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// withDefaults returns the configuration with defaults filled in, or an
+// error naming the first field that is wrong.
+func (c Config) withDefaults() (Config, error) {
+	if c.ChangeListPeriod == 0 {
+		c.ChangeListPeriod = time.Hour
+	}
+	if c.MaxEntries == 0 {
+		c.MaxEntries = SitemapMaxEntries
+	}
+	if c.MaxBytes == 0 {
+		c.MaxBytes = SitemapMaxBytes
+	}
+	if c.MaxChangeLists == 0 {
+		c.MaxChangeLists = SitemapMaxEntries
+	}
+	u, err := url.Parse(c.BaseURL)
+	switch {
+	case c.BaseURL == "":
+		return c, fmt.Errorf("republish: base_url is required")
+	case err != nil:
+		return c, fmt.Errorf("republish: base_url %q: %w", c.BaseURL, err)
+	case u.Scheme != "http" && u.Scheme != "https", u.Host == "", u.RawQuery != "", u.Fragment != "":
+		return c, fmt.Errorf("republish: base_url %q: want http(s)://host[/path] without query or fragment", c.BaseURL)
+	case c.ChangeListPeriod < time.Second:
+		return c, fmt.Errorf("republish: changelist_period %s: at least 1s", c.ChangeListPeriod)
+	case c.MaxEntries < 1 || c.MaxEntries > SitemapMaxEntries:
+		return c, fmt.Errorf("republish: max_entries %d: between 1 and %d", c.MaxEntries, SitemapMaxEntries)
+	case c.MaxBytes < 4096 || c.MaxBytes > SitemapMaxBytes:
+		return c, fmt.Errorf("republish: max_bytes %d: between 4096 and %d", c.MaxBytes, SitemapMaxBytes)
+	case c.MaxChangeLists < 1 || c.MaxChangeLists > SitemapMaxEntries:
+		return c, fmt.Errorf("republish: max_changelists %d: between 1 and %d", c.MaxChangeLists, SitemapMaxEntries)
+	case len(c.Collections) == 0:
+		return c, fmt.Errorf("republish: collections: at least one is needed")
+	}
+	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
+	seen := map[string]bool{}
+	for i, col := range c.Collections {
+		if reserved[col.Name] {
+			return c, fmt.Errorf("republish: collections[%d].name %q: reserved for the server's own paths", i, col.Name)
+		}
+		if !collectionName.MatchString(col.Name) {
+			return c, fmt.Errorf("republish: collections[%d].name %q: letters, digits, '.', '_', '-' only", i, col.Name)
+		}
+		if seen[col.Name] {
+			return c, fmt.Errorf("republish: collections[%d].name %q: listed twice", i, col.Name)
+		}
+		seen[col.Name] = true
+	}
+	return c, nil
+}
+
+// configID identifies the configuration's effect on documents, for the
+// entity tags of documents that depend on nothing else.
+func configID(c Config) string {
+	return etagOf(fmt.Sprintf("%+v", c))
+}

@@ -1,0 +1,169 @@
+package republish
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/viaduct-mirror/viaduct/resourcesync"
+)
+
+// errStop ends a catalog walk early; it is never returned to a client.
+var errStop = errors.New("stop")
+
+// serveResourceList serves the collection's Resource List, or its Resource
+// List Index when the collection needs more than one part.
+func (s *Server) serveResourceList(w http.ResponseWriter, r *http.Request, c *Collection) {
+	ctx := r.Context()
+	st, err := s.cat.Stats(ctx, c.Name)
+	if err != nil {
+		s.fail(w, r, "resourcelist", http.StatusInternalServerError, fmt.Errorf("collection %s: stats: %w", c.Name, err))
+		return
+	}
+	etag := etagOf("resourcelist", c.Name, st.Changes, st.Last.UnixNano(), s.confID)
+	if fresh(r, etag, st.Last) {
+		s.send(w, r, reply{doc: "resourcelist", contentType: xmlType, etag: etag, modified: st.Last})
+		return
+	}
+	at := s.headTime(st)
+	parts, err := s.plan(ctx, c.Name)
+	if err != nil {
+		s.fail(w, r, "resourcelist", http.StatusInternalServerError, fmt.Errorf("collection %s: plan resource list: %w", c.Name, err))
+		return
+	}
+	if len(parts) == 1 {
+		s.sendResourceList(w, r, c, "resourcelist", etag, st, part{})
+		return
+	}
+	st2, err := s.cat.Stats(ctx, c.Name)
+	if err != nil {
+		s.fail(w, r, "resourcelist-index", http.StatusInternalServerError, fmt.Errorf("collection %s: stats: %w", c.Name, err))
+		return
+	}
+	completed := s.headTime(st2)
+	h := &resourcesync.Header{
+		Root:  resourcesync.SitemapIndex,
+		MD:    resourcesync.MD{Capability: resourcesync.CapResourceList, At: at, Completed: completed},
+		Links: []resourcesync.Link{{Rel: "up", Href: s.capabilityListURL(c.Name)}},
+	}
+	s.send(w, r, reply{doc: "resourcelist-index", contentType: xmlType, etag: etag, modified: st.Last,
+		write: func(out io.Writer) (int, error) {
+			wr, err := resourcesync.NewWriter(out, h)
+			if err != nil {
+				return 0, err
+			}
+			for i, p := range parts {
+				e := resourcesync.Entry{Loc: s.partURL(c.Name, i+1, p), MD: &resourcesync.MD{At: at, Completed: completed}}
+				if err := wr.Write(&e); err != nil {
+					return i, err
+				}
+			}
+			return len(parts), wr.Close()
+		}})
+}
+
+// partURL is the URI of part n (from 1), which carries its URI range.
+func (s *Server) partURL(coll string, n int, p part) string {
+	q := url.Values{}
+	if p.after != "" {
+		q.Set("after", p.after)
+	}
+	if p.last != "" {
+		q.Set("last", p.last)
+	}
+	u := s.url("/" + coll + "/resourcelist/" + strconv.Itoa(n) + ".xml")
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	return u
+}
+
+// serveResourceListPart serves one part of a Resource List Index.
+func (s *Server) serveResourceListPart(w http.ResponseWriter, r *http.Request, c *Collection) {
+	name := strings.TrimPrefix(r.URL.Path, "/"+c.Name+"/resourcelist/")
+	if n, err := strconv.Atoi(strings.TrimSuffix(name, ".xml")); err != nil || n < 1 || !strings.HasSuffix(name, ".xml") {
+		s.fail(w, r, "resourcelist-part", http.StatusNotFound, nil)
+		return
+	}
+	q := r.URL.Query()
+	p := part{after: q.Get("after"), last: q.Get("last")}
+	if p.last != "" && p.last <= p.after {
+		s.fail(w, r, "resourcelist-part", http.StatusNotFound, nil)
+		return
+	}
+	st, err := s.cat.Stats(r.Context(), c.Name)
+	if err != nil {
+		s.fail(w, r, "resourcelist-part", http.StatusInternalServerError, fmt.Errorf("collection %s: stats: %w", c.Name, err))
+		return
+	}
+	etag := etagOf("resourcelist-part", c.Name, p.after, p.last, st.Changes, st.Last.UnixNano(), s.confID)
+	s.sendResourceList(w, r, c, "resourcelist-part", etag, st, p)
+}
+
+// sendResourceList streams a Resource List (p is the zero part) or a part
+// of one in one catalog read. Its header is written when the first record
+// arrives, once the read's snapshot is established: at is the collection's
+// last change time before the read, completed the one read then, so every
+// entry's state lies between the two.
+func (s *Server) sendResourceList(w http.ResponseWriter, r *http.Request, c *Collection, doc, etag string, st Stats, p part) {
+	at := s.headTime(st)
+	links := []resourcesync.Link{{Rel: "up", Href: s.capabilityListURL(c.Name)}}
+	if doc == "resourcelist-part" {
+		links = append(links, resourcesync.Link{Rel: "index", Href: s.resourceListURL(c.Name)})
+	}
+	s.send(w, r, reply{doc: doc, contentType: xmlType, etag: etag, modified: st.Last,
+		write: func(out io.Writer) (int, error) {
+			ctx := r.Context()
+			b := s.newEntryBuilder(c.Name)
+			var wr *resourcesync.Writer
+			start := func() error {
+				st2, err := s.cat.Stats(ctx, c.Name)
+				if err != nil {
+					return fmt.Errorf("collection %s: stats: %w", c.Name, err)
+				}
+				h := &resourcesync.Header{Links: links, MD: resourcesync.MD{Capability: resourcesync.CapResourceList, At: at, Completed: s.headTime(st2)}}
+				wr, err = resourcesync.NewWriter(out, h)
+				return err
+			}
+			n := 0
+			err := s.cat.Resources(ctx, c.Name, p.after, 0, func(rec *Record) error {
+				if !inRange(rec.URI, p.last) {
+					return errStop
+				}
+				if wr == nil {
+					if err := start(); err != nil {
+						return err
+					}
+				}
+				e, err := b.resource(ctx, rec)
+				if err != nil {
+					return err
+				}
+				n++
+				return wr.Write(e)
+			})
+			if err != nil && !errors.Is(err, errStop) {
+				return n, fmt.Errorf("collection %s: resource list: %w", c.Name, err)
+			}
+			if wr == nil {
+				if err := start(); err != nil {
+					return 0, err
+				}
+			}
+			return n, wr.Close()
+		}})
+}
+
+// headTime is the time up to which the catalog holds every change of the
+// collection: its last change, or now for a collection with none.
+func (s *Server) headTime(st Stats) time.Time {
+	if st.Last.IsZero() {
+		return s.now().UTC()
+	}
+	return st.Last
+}
