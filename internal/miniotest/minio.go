@@ -117,12 +117,23 @@ func launch(bin, data, certs, user, password string) (*process, error) {
 	return p, nil
 }
 
-// waitLive polls the liveness endpoint until it answers 200, the process
-// exits, or the start-up deadline passes.
+// waitLive polls the liveness endpoint, then the cluster one, until each
+// answers 200, the process exits, or the start-up deadline passes. The
+// server is live before it can serve S3 requests (they fail with "Server not
+// initialized yet"); the cluster check passes once its object layer, bucket
+// metadata and users are loaded.
 func (p *process) waitLive() error {
-	client := &http.Client{Timeout: time.Second}
-	url := "http://" + p.addr + "/minio/health/live"
 	deadline := time.Now().Add(startTimeout)
+	for _, path := range []string{"/minio/health/live", "/minio/health/cluster"} {
+		if err := p.poll("http://"+p.addr+path, deadline); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *process) poll(url string, deadline time.Time) error {
+	client := &http.Client{Timeout: time.Second}
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -134,7 +145,7 @@ func (p *process) waitLive() error {
 			}
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s did not answer within %v (last: %v)", url, startTimeout, err)
+			return fmt.Errorf("%s did not answer 200 within %v (last error: %v)", url, startTimeout, err)
 		}
 		select {
 		case <-p.exited:

@@ -1,0 +1,94 @@
+package s3
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/minio/minio-go/v7/pkg/s3utils"
+)
+
+// Config says which bucket holds the blobs and how to reach it.
+type Config struct {
+	// Endpoint is the server's host and port, without a scheme:
+	// "s3.eu-west-1.amazonaws.com", "minio.example.org:9000".
+	Endpoint string `yaml:"endpoint"`
+	// Bucket holds the blobs; other data may share it under other prefixes.
+	Bucket string `yaml:"bucket"`
+	// Region of the bucket. Empty lets the client ask the server.
+	Region string `yaml:"region"`
+	// AccessKey and SecretKey sign every request. When empty they are read
+	// from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, which keeps secrets
+	// out of configuration files.
+	AccessKey string `yaml:"access_key"`
+	SecretKey string `yaml:"secret_key"`
+	// TLS selects https. Turn it off only for a server on a trusted network.
+	TLS bool `yaml:"tls"`
+	// Prefix is put before every object name, so several stores can share a
+	// bucket. A "/" is added when it does not end with one.
+	Prefix string `yaml:"prefix"`
+	// CreateBucket creates the bucket at start-up when it does not exist;
+	// otherwise a missing bucket is an error.
+	CreateBucket bool `yaml:"create_bucket"`
+	// PartSize is the size of each part of a streamed upload, and so the
+	// memory each large write holds. At least 5 MiB; default 16 MiB.
+	PartSize uint64 `yaml:"part_size"`
+	// SinglePutSize is the largest blob held in memory and stored with one
+	// PUT, which saves the copy and the delete a streamed blob needs.
+	// Default 1 MiB; at most PartSize.
+	SinglePutSize int `yaml:"single_put_size"`
+	// Logger receives what the store cannot return, such as a temporary
+	// object it failed to remove. Default: discarded.
+	Logger *slog.Logger `yaml:"-"`
+}
+
+// Defaults and limits for Config.
+const (
+	DefaultPartSize      = 16 << 20
+	MinPartSize          = 5 << 20
+	DefaultSinglePutSize = 1 << 20
+)
+
+// withDefaults fills the fields left empty and checks the rest, naming the
+// field at fault.
+func (c Config) withDefaults() (Config, error) {
+	if c.Endpoint == "" {
+		return c, errors.New("s3 endpoint: not set")
+	}
+	if strings.Contains(c.Endpoint, "://") {
+		return c, fmt.Errorf("s3 endpoint %q: give host:port without a scheme (https is chosen by tls)", c.Endpoint)
+	}
+	if err := s3utils.CheckValidBucketNameStrict(c.Bucket); err != nil {
+		return c, fmt.Errorf("s3 bucket %q: %w", c.Bucket, err)
+	}
+	if c.AccessKey == "" {
+		c.AccessKey = os.Getenv("AWS_ACCESS_KEY_ID")
+	}
+	if c.SecretKey == "" {
+		c.SecretKey = os.Getenv("AWS_SECRET_ACCESS_KEY")
+	}
+	if c.AccessKey == "" || c.SecretKey == "" {
+		return c, errors.New("s3 access_key and secret_key: not set, and AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY are empty")
+	}
+	if c.Prefix != "" && !strings.HasSuffix(c.Prefix, "/") {
+		c.Prefix += "/"
+	}
+	if c.PartSize == 0 {
+		c.PartSize = DefaultPartSize
+	}
+	if c.PartSize < MinPartSize {
+		return c, fmt.Errorf("s3 part_size %d: below the S3 minimum of %d", c.PartSize, MinPartSize)
+	}
+	if c.SinglePutSize == 0 {
+		c.SinglePutSize = DefaultSinglePutSize
+	}
+	if c.SinglePutSize < 0 || uint64(c.SinglePutSize) > c.PartSize {
+		return c, fmt.Errorf("s3 single_put_size %d: must be positive and at most part_size (%d)", c.SinglePutSize, c.PartSize)
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c, nil
+}

@@ -1,0 +1,207 @@
+package s3
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/minio/minio-go/v7"
+
+	"github.com/viaduct-mirror/viaduct/internal/miniotest"
+	"github.com/viaduct-mirror/viaduct/storage"
+	"github.com/viaduct-mirror/viaduct/storage/storagetest"
+)
+
+// server is one MinIO for a test; each store gets its own bucket in it.
+type server struct {
+	endpoint, accessKey, secretKey string
+}
+
+func startServer(t testing.TB) server {
+	e, a, s := miniotest.Start(t)
+	return server{e, a, s}
+}
+
+func (srv server) config() Config {
+	var b [6]byte
+	rand.Read(b[:])
+	return Config{
+		Endpoint:     srv.endpoint,
+		Bucket:       "blobs-" + hex.EncodeToString(b[:]),
+		AccessKey:    srv.accessKey,
+		SecretKey:    srv.secretKey,
+		CreateBucket: true,
+		// The smallest part, so the suite's large blob spans several.
+		PartSize: MinPartSize,
+	}
+}
+
+func (srv server) newStore(t testing.TB) *Store {
+	t.Helper()
+	s, err := New(context.Background(), srv.config())
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return s
+}
+
+func TestSuite(t *testing.T) {
+	srv := startServer(t)
+	storagetest.Run(t, func(t *testing.T) storage.Blobs {
+		s := srv.newStore(t)
+		t.Cleanup(func() { wantNoTemporaries(t, s) })
+		return s
+	})
+}
+
+// TestSuiteStreamed runs the suite with every blob streamed through a
+// temporary object, since the default holds small blobs in memory.
+func TestSuiteStreamed(t *testing.T) {
+	srv := startServer(t)
+	storagetest.Run(t, func(t *testing.T) storage.Blobs {
+		cfg := srv.config()
+		cfg.SinglePutSize = 1
+		s, err := New(context.Background(), cfg)
+		if err != nil {
+			t.Fatalf("New: %v", err)
+		}
+		t.Cleanup(func() { wantNoTemporaries(t, s) })
+		return s
+	})
+}
+
+// wantNoTemporaries checks that no temporary object outlived its writer.
+func wantNoTemporaries(t *testing.T, s *Store) {
+	t.Helper()
+	opts := minio.ListObjectsOptions{Prefix: s.tmpPrefix(), Recursive: true}
+	for obj := range s.client.ListObjects(context.Background(), s.cfg.Bucket, opts) {
+		if obj.Err != nil {
+			t.Fatalf("listing temporaries: %v", obj.Err)
+		}
+		t.Errorf("temporary %s left behind", obj.Key)
+	}
+}
+
+func TestCreatesBucket(t *testing.T) {
+	srv := startServer(t)
+	ctx := context.Background()
+	cfg := srv.config()
+	cfg.CreateBucket = false
+	if _, err := New(ctx, cfg); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Fatalf("New without create_bucket on a missing bucket: %v; want a does-not-exist error", err)
+	}
+	cfg.CreateBucket = true
+	s, err := New(ctx, cfg)
+	if err != nil {
+		t.Fatalf("New with create_bucket: %v", err)
+	}
+	if ok, err := s.client.BucketExists(ctx, cfg.Bucket); !ok || err != nil {
+		t.Fatalf("bucket %s after New: exists %v, %v", cfg.Bucket, ok, err)
+	}
+	// A second store on the same, now existing, bucket works too.
+	if _, err := New(ctx, cfg); err != nil {
+		t.Errorf("New on an existing bucket: %v", err)
+	}
+}
+
+func TestBadCredentials(t *testing.T) {
+	srv := startServer(t)
+	cfg := srv.config()
+	cfg.SecretKey = "not-the-secret-key"
+	_, err := New(context.Background(), cfg)
+	if err == nil {
+		t.Fatal("New with a wrong secret key succeeded")
+	}
+	if !strings.Contains(err.Error(), "check access_key and secret_key") {
+		t.Errorf("error %q does not say to check the credentials", err)
+	}
+	if code := minio.ToErrorResponse(errors.Unwrap(errors.Unwrap(err))).Code; code == "" {
+		t.Logf("error chain: %v", err)
+	}
+}
+
+func TestCredentialsFromEnvironment(t *testing.T) {
+	srv := startServer(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", srv.accessKey)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", srv.secretKey)
+	cfg := srv.config()
+	cfg.AccessKey, cfg.SecretKey = "", ""
+	if _, err := New(context.Background(), cfg); err != nil {
+		t.Fatalf("New with credentials from the environment: %v", err)
+	}
+}
+
+func TestRemovesStaleTemporaries(t *testing.T) {
+	srv := startServer(t)
+	ctx := context.Background()
+	s := srv.newStore(t)
+	tmp := s.tmpPrefix() + "left-by-a-crash"
+	if _, err := s.client.PutObject(ctx, s.cfg.Bucket, tmp, strings.NewReader("partial"), 7, minio.PutObjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	w, _ := s.Create(ctx)
+	w.Write([]byte("a blob"))
+	key, err := w.Commit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A fresh temporary may belong to a live writer: it stays.
+	if err := s.removeTemporaries(ctx, staleTemporary); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.client.StatObject(ctx, s.cfg.Bucket, tmp, minio.StatObjectOptions{}); err != nil {
+		t.Fatalf("fresh temporary removed: %v", err)
+	}
+	if err := s.removeTemporaries(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	wantNoTemporaries(t, s)
+	if _, err := s.Stat(ctx, key); err != nil {
+		t.Errorf("blob gone after removing temporaries: %v", err)
+	}
+}
+
+func TestConfig(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "")
+	ok := Config{Endpoint: "127.0.0.1:9000", Bucket: "viaduct", AccessKey: "a", SecretKey: "b"}
+	for _, tc := range []struct {
+		name  string
+		edit  func(*Config)
+		field string
+	}{
+		{"no endpoint", func(c *Config) { c.Endpoint = "" }, "endpoint"},
+		{"scheme", func(c *Config) { c.Endpoint = "https://x" }, "endpoint"},
+		{"bad bucket", func(c *Config) { c.Bucket = "No_Such" }, "bucket"},
+		{"no secret", func(c *Config) { c.SecretKey = "" }, "secret_key"},
+		{"small part", func(c *Config) { c.PartSize = 1 << 20 }, "part_size"},
+		{"big single put", func(c *Config) { c.SinglePutSize = 64 << 20 }, "single_put_size"},
+	} {
+		c := ok
+		tc.edit(&c)
+		_, err := c.withDefaults()
+		if err == nil || !strings.Contains(err.Error(), tc.field) {
+			t.Errorf("%s: %v; want an error naming %s", tc.name, err, tc.field)
+		}
+	}
+	c, err := Config{Endpoint: "h:1", Bucket: "bkt", AccessKey: "a", SecretKey: "b", Prefix: "mirror"}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Prefix != "mirror/" || c.PartSize != DefaultPartSize || c.SinglePutSize != DefaultSinglePutSize {
+		t.Errorf("defaults: %+v", c)
+	}
+}
+
+func BenchmarkPut(b *testing.B) {
+	srv := startServer(b)
+	cfg := srv.config()
+	s, err := New(context.Background(), cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	storagetest.BenchmarkPut(b, s)
+}

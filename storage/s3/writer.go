@@ -1,0 +1,211 @@
+package s3
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+
+	"github.com/viaduct-mirror/viaduct/resourcesync"
+	"github.com/viaduct-mirror/viaduct/storage"
+)
+
+// maxCopySize is the largest object one CopyObject call can copy; larger
+// ones are copied part by part with ComposeObject.
+const maxCopySize = 5 << 30
+
+var (
+	errClosed  = errors.New("blob writer already committed or aborted")
+	errAborted = errors.New("blob write aborted")
+)
+
+// writer is one blob being written. It holds the bytes while they fit in
+// SinglePutSize, then streams them to a temporary object through a pipe. It
+// is used by one goroutine at a time; the upload goroutine it starts ends
+// in Commit or Abort.
+type writer struct {
+	s   *Store
+	ctx context.Context // bounds the streamed upload
+	h   *resourcesync.Hasher
+	buf []byte
+
+	// Set once streaming.
+	tmp    string
+	pw     *io.PipeWriter
+	result chan upload
+
+	uploaded bool   // the temporary object exists
+	key      string // set once committed
+	done     bool   // committed or aborted
+}
+
+// upload is what the upload goroutine reports.
+type upload struct {
+	size int64
+	err  error
+}
+
+var _ storage.BlobWriter = (*writer)(nil)
+
+// Create starts a blob. ctx bounds the whole write, up to Commit.
+func (s *Store) Create(ctx context.Context) (storage.BlobWriter, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return &writer{s: s, ctx: ctx, h: resourcesync.NewHasher()}, nil
+}
+
+func (w *writer) Write(p []byte) (int, error) {
+	if w.done {
+		return 0, errClosed
+	}
+	if w.pw == nil {
+		if len(w.buf)+len(p) <= w.s.cfg.SinglePutSize {
+			w.buf = append(w.buf, p...)
+			w.h.Write(p)
+			return len(p), nil
+		}
+		w.stream()
+		held := w.buf
+		w.buf = nil
+		if _, err := w.pw.Write(held); err != nil {
+			return 0, w.uploadErr(err)
+		}
+	}
+	n, err := w.pw.Write(p)
+	w.h.Write(p[:n])
+	if err != nil {
+		return n, w.uploadErr(err)
+	}
+	return n, nil
+}
+
+// stream starts uploading what is written to a new temporary object.
+func (w *writer) stream() {
+	var rnd [16]byte
+	rand.Read(rnd[:])
+	w.tmp = w.s.tmpPrefix() + hex.EncodeToString(rnd[:])
+	pr, pw := io.Pipe()
+	w.pw, w.result = pw, make(chan upload, 1)
+	go func() {
+		info, err := w.s.client.PutObject(w.ctx, w.s.cfg.Bucket, w.tmp, pr, -1, minio.PutObjectOptions{
+			PartSize:    w.s.cfg.PartSize,
+			ContentType: "application/octet-stream",
+		})
+		// Unblocks a Write the upload will no longer read; nil makes it
+		// io.ErrClosedPipe.
+		pr.CloseWithError(err)
+		w.result <- upload{size: info.Size, err: err}
+	}()
+}
+
+func (w *writer) uploadErr(err error) error {
+	return fmt.Errorf("uploading temporary blob %s to s3 bucket %s: %w", w.tmp, w.s.cfg.Bucket, explain(err))
+}
+
+func (w *writer) Sum() (int64, resourcesync.Hashes) { return w.h.Len(), w.h.Sum() }
+
+// Commit stores the blob under its key unless it is there already.
+func (w *writer) Commit(ctx context.Context) (string, error) {
+	if w.key != "" {
+		return w.key, nil
+	}
+	if w.done {
+		return "", errClosed
+	}
+	key := w.h.Sum().Get(resourcesync.SHA256)
+	var err error
+	if w.pw == nil {
+		err = w.putSmall(ctx, key)
+	} else {
+		err = w.commitStreamed(ctx, key)
+	}
+	if err != nil {
+		w.Abort()
+		return "", fmt.Errorf("committing blob %s to s3 bucket %s: %w", key, w.s.cfg.Bucket, explain(err))
+	}
+	w.key, w.done = key, true
+	return key, nil
+}
+
+// putSmall stores a held blob with one PUT under its final name, which
+// appears whole or not at all. The server checks the Content-MD5.
+func (w *writer) putSmall(ctx context.Context, key string) error {
+	if ok, err := w.s.exists(ctx, key); ok || err != nil {
+		return err
+	}
+	_, err := w.s.client.PutObject(ctx, w.s.cfg.Bucket, w.s.blobName(key), bytes.NewReader(w.buf), int64(len(w.buf)),
+		minio.PutObjectOptions{ContentType: "application/octet-stream", SendContentMd5: true})
+	w.buf = nil
+	return err
+}
+
+// commitStreamed finishes the upload, checks that the temporary object holds
+// every byte written, and copies it to its final name.
+func (w *writer) commitStreamed(ctx context.Context, key string) error {
+	w.pw.Close()
+	up := <-w.result
+	w.pw = nil
+	if up.err != nil {
+		return up.err
+	}
+	w.uploaded = true
+	if up.size != w.h.Len() {
+		return fmt.Errorf("temporary object %s holds %d bytes, %d were written", w.tmp, up.size, w.h.Len())
+	}
+	ok, err := w.s.exists(ctx, key)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		dst := minio.CopyDestOptions{Bucket: w.s.cfg.Bucket, Object: w.s.blobName(key)}
+		src := minio.CopySrcOptions{Bucket: w.s.cfg.Bucket, Object: w.tmp}
+		if w.h.Len() <= maxCopySize {
+			_, err = w.s.client.CopyObject(ctx, dst, src)
+		} else {
+			_, err = w.s.client.ComposeObject(ctx, dst, src)
+		}
+		if err != nil {
+			return fmt.Errorf("copying %s to its key: %w", w.tmp, err)
+		}
+	}
+	w.removeTemporary()
+	return nil
+}
+
+// Abort stops the upload and removes the temporary object if it was made.
+func (w *writer) Abort() error {
+	if w.done {
+		return nil
+	}
+	w.done = true
+	w.buf = nil
+	if w.pw != nil {
+		w.pw.CloseWithError(errAborted)
+		<-w.result // a failed upload is aborted by the client
+		w.pw = nil
+	}
+	w.removeTemporary()
+	return nil
+}
+
+// removeTemporary deletes the temporary object. A failure is only logged:
+// the blob's fate does not depend on it, and New removes stale temporaries.
+func (w *writer) removeTemporary() {
+	if !w.uploaded {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.ctx), time.Minute)
+	defer cancel()
+	if err := w.s.client.RemoveObject(ctx, w.s.cfg.Bucket, w.tmp, minio.RemoveObjectOptions{}); err != nil {
+		w.s.log.Warn("removing temporary blob object", "bucket", w.s.cfg.Bucket, "object", w.tmp, "err", err)
+		return
+	}
+	w.uploaded = false
+}
