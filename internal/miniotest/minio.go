@@ -26,6 +26,23 @@ const startTimeout = 30 * time.Second
 // Without a binary the test is skipped, or fails when $CI is "true".
 func Start(t testing.TB) (endpoint, accessKey, secretKey string) {
 	t.Helper()
+	bin := binaryOrSkip(t)
+	p, err := launchRetry(bin, t.TempDir(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := p.stop(); err != nil {
+			t.Errorf("stopping MinIO: %v", err)
+		}
+	})
+	return p.addr, p.user, p.password
+}
+
+// binaryOrSkip finds the binary or ends the test: a skip on a developer's
+// machine, a failure in CI where a skipped test would hide a gap.
+func binaryOrSkip(t testing.TB) string {
+	t.Helper()
 	bin, err := Binary()
 	if err != nil {
 		if os.Getenv("CI") == "true" {
@@ -33,25 +50,23 @@ func Start(t testing.TB) (endpoint, accessKey, secretKey string) {
 		}
 		t.Skipf("skipping: %v; `make test-deps` installs MinIO", err)
 	}
-	accessKey, secretKey = randomHex(8), randomHex(16)
-	data, certs := t.TempDir(), t.TempDir()
-	// A port found free can be taken before MinIO binds it; try again
-	// with fresh ports when the server dies at start-up.
+	return bin
+}
+
+// launchRetry starts a server with fresh random credentials. A port found
+// free can be taken before MinIO binds it, so a server that dies at
+// start-up is tried again on fresh ports.
+func launchRetry(bin, data, certs string) (*process, error) {
+	user, password := randomHex(8), randomHex(16)
 	var errs []string
 	for range 3 {
-		p, err := launch(bin, data, certs, accessKey, secretKey)
+		p, err := launch(bin, data, certs, user, password)
 		if err == nil {
-			t.Cleanup(func() {
-				if err := p.stop(); err != nil {
-					t.Errorf("stopping MinIO: %v", err)
-				}
-			})
-			return p.addr, accessKey, secretKey
+			return p, nil
 		}
 		errs = append(errs, err.Error())
 	}
-	t.Fatalf("starting MinIO (%s):\n%s", bin, strings.Join(errs, "\n"))
-	return "", "", ""
+	return nil, fmt.Errorf("starting MinIO (%s):\n%s", bin, strings.Join(errs, "\n"))
 }
 
 // Binary finds the MinIO server binary as Start does.
@@ -82,10 +97,11 @@ func Binary() (string, error) {
 
 // process is one running MinIO server.
 type process struct {
-	addr   string
-	cmd    *exec.Cmd
-	out    *lockedBuffer
-	exited chan struct{} // closed once the process has been waited for
+	addr           string
+	user, password string
+	cmd            *exec.Cmd
+	out            *lockedBuffer
+	exited         chan struct{} // closed once the process has been waited for
 }
 
 func launch(bin, data, certs, user, password string) (*process, error) {
@@ -101,7 +117,7 @@ func launch(bin, data, certs, user, password string) (*process, error) {
 		"MINIO_UPDATE=off",
 		"MINIO_BROWSER=off",
 	)
-	p := &process{addr: addr, cmd: cmd, out: &lockedBuffer{}, exited: make(chan struct{})}
+	p := &process{addr: addr, user: user, password: password, cmd: cmd, out: &lockedBuffer{}, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.out, p.out
 	if err := cmd.Start(); err != nil {
 		return nil, err

@@ -29,3 +29,18 @@ func TestStart(t *testing.T) {
 		t.Errorf("anonymous ListBuckets: %s, want 403 Forbidden", resp.Status)
 	}
 }
+
+func TestShared(t *testing.T) {
+	var s Shared
+	e1, u1, p1 := s.Start(t)
+	e2, u2, p2 := s.Start(t)
+	if e1 != e2 || u1 != u2 || p1 != p2 {
+		t.Errorf("second Start gave another server: %s and %s", e1, e2)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if _, err := http.Get("http://" + e1 + "/minio/health/live"); err == nil {
+		t.Errorf("server at %s still answers after Close", e1)
+	}
+}
