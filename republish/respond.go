@@ -22,7 +22,7 @@ type reply struct {
 	// Change Lists), which caches may keep for a day; their links may still
 	// gain a rewritten target, so they are revalidated after that.
 	closed bool
-	write     func(w io.Writer) (entries int, err error)
+	write  func(w io.Writer) (entries int, err error)
 }
 
 // etagOf derives a strong entity tag from the parts that determine a
