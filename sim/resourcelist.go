@@ -62,8 +62,7 @@ func writeResourceListPart(w io.Writer, s *Source, base string, f Fault, n int) 
 	}
 	lo, hi := (n-1)*s.cfg.PartSize, n*s.cfg.PartSize
 	buf := make([]resource, 0, chunk)
-	var e resourcesync.Entry
-	var md resourcesync.MD
+	var sc scratch
 	for i := lo; i < hi; i += chunk {
 		buf = s.copyRange(buf[:0], i, min(i+chunk, hi))
 		if len(buf) == 0 {
@@ -74,8 +73,7 @@ func writeResourceListPart(w io.Writer, s *Source, base string, f Fault, n int) 
 				continue
 			}
 			id := i + j + 1
-			s.entry(&e, &md, base, id, &buf[j])
-			if err := wr.Write(&e); err != nil {
+			if err := wr.Write(s.entry(&sc, base, id, &buf[j])); err != nil {
 				return err
 			}
 		}
@@ -102,34 +100,53 @@ func (s *Source) copyRange(buf []resource, lo, hi int) []resource {
 	return append(buf, s.res[lo:hi]...)
 }
 
-// entry fills e with the Resource List entry of resource id, reusing e and
-// md to keep a long list from allocating per entry.
-func (s *Source) entry(e *resourcesync.Entry, md *resourcesync.MD, base string, id int, r *resource) {
-	*md = resourcesync.MD{Type: ContentType}
-	md.Hash, md.Length = s.declared(id, r.size, r.md5[:], r.sha256[:])
-	*e = resourcesync.Entry{Loc: base + resPath(id), LastMod: time.Unix(0, r.modified).UTC(), MD: md}
+// scratch is reused from entry to entry of a long list, so that writing one
+// allocates little per entry; the writer is done with an entry when Write
+// returns.
+type scratch struct {
+	e      resourcesync.Entry
+	md     resourcesync.MD
+	hs     [2]resourcesync.Hash
+	length int64
+	buf    []byte
+}
+
+// entry fills sc.e with the Resource List entry of resource id.
+func (s *Source) entry(sc *scratch, base string, id int, r *resource) *resourcesync.Entry {
+	sc.md = resourcesync.MD{Type: ContentType}
+	sc.md.Hash, sc.md.Length = s.declaredInto(sc, id, r.size, r.md5[:], r.sha256[:])
+	sc.e = resourcesync.Entry{Loc: base + resPath(id), LastMod: time.Unix(0, r.modified).UTC(), MD: &sc.md}
+	return &sc.e
 }
 
 // declared is the hash attribute and length the Source states for a
 // version, wrong on purpose when a fault says so.
 func (s *Source) declared(id int, size int64, m, sh []byte) (resourcesync.Hashes, *int64) {
+	return s.declaredInto(new(scratch), id, size, m, sh)
+}
+
+// declaredInto is declared using sc's storage: the digests' hex shares one
+// string.
+func (s *Source) declaredInto(sc *scratch, id int, size int64, m, sh []byte) (resourcesync.Hashes, *int64) {
 	f := s.faults.forEntry(resPath(id))
-	hs := make(resourcesync.Hashes, 0, len(s.cfg.Hashes))
+	sc.buf = hex.AppendEncode(hex.AppendEncode(sc.buf[:0], m), sh)
+	all := string(sc.buf)
+	hs := sc.hs[:0]
 	for _, alg := range s.cfg.Hashes {
-		d := sh
+		v := all[2*len(m):]
 		if alg == resourcesync.MD5 {
-			d = m
+			v = all[:2*len(m)]
 		}
-		v := hex.EncodeToString(d)
 		if f.WrongHash {
 			v = wrongDigest(v)
 		}
 		hs = append(hs, resourcesync.Hash{Alg: alg, Value: v})
 	}
+	sc.length = size
 	if f.WrongLength {
-		size++
+		sc.length++
 	}
-	return hs, &size
+	return hs, &sc.length
 }
 
 // wrongDigest changes the first hex digit of a digest.
