@@ -219,3 +219,16 @@ func BenchmarkPut(b *testing.B) {
 	}
 	storagetest.BenchmarkPut(b, s)
 }
+
+// BenchmarkPutStreamed is BenchmarkPut with every blob streamed through a
+// temporary object, the path blobs larger than SinglePutSize take.
+func BenchmarkPutStreamed(b *testing.B) {
+	srv := startServer(b)
+	cfg := srv.config()
+	cfg.SinglePutSize = 1
+	s, err := New(context.Background(), cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	storagetest.BenchmarkPut(b, s)
+}
