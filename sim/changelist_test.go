@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/viaduct-mirror/viaduct/resourcesync"
+	"go.yaml.in/yaml/v3"
 )
 
 // TestChangeLists checks the Change List Index and its lists over three
@@ -159,5 +160,60 @@ func TestMutateMix(t *testing.T) {
 	}
 	if got, want := src.Len(), 50+ops["created"]-ops["deleted"]; got != want {
 		t.Fatalf("Len %d, want %d", got, want)
+	}
+}
+
+// TestEntry checks that the entry made for a pushed change is the one the
+// Change List holds.
+func TestEntry(t *testing.T) {
+	src, base := serve(t, Config{Resources: 5})
+	made := src.Mutate(6)
+	cl := read(t, base+"/changelist-0.xml")
+	for i, c := range made {
+		e, err := src.Entry(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := cl.Entries[i]
+		if e.Loc != got.Loc || e.MD.Change != got.MD.Change || !e.ChangeTime().Equal(got.ChangeTime()) || e.MD.Hash.String() != got.MD.Hash.String() {
+			t.Fatalf("Entry(%v) = %+v %+v, Change List has %+v %+v", c, e, e.MD, got, got.MD)
+		}
+	}
+	if _, err := src.Entry(Change{URI: base + "/elsewhere", Op: "updated"}); err == nil {
+		t.Fatal("Entry took a URI that is not the Source's")
+	}
+}
+
+func TestConfigYAML(t *testing.T) {
+	var cfg Config
+	in := "resources: 10\nseed: 3\ntime_form: \"1.0\"\nperiod: 30m\nmix: {create: 1, update: 1, delete: 0}\nhashes: [sha-256]\npart_size: 5\n"
+	if err := yaml.Unmarshal([]byte(in), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	src, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if src.cfg.Period != 30*time.Minute || src.cfg.TimeForm != Form10 || src.Len() != 10 || src.cfg.Mix.Delete != 0 || src.cfg.PartSize != 5 {
+		t.Fatalf("config read as %+v", src.cfg)
+	}
+}
+
+// TestChangeTimesUnique checks that change times strictly increase even when
+// the clock moves by less than their microsecond granularity.
+func TestChangeTimesUnique(t *testing.T) {
+	clk := newClock()
+	src, err := New(Config{Resources: 3, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prev time.Time
+	for range 50 {
+		clk.Add(300 * time.Nanosecond)
+		c := src.Update(1)[0]
+		if !c.Time.After(prev) || c.Time.Nanosecond()%1000 != 0 {
+			t.Fatalf("change at %s after one at %s", c.Time.Format(time.RFC3339Nano), prev.Format(time.RFC3339Nano))
+		}
+		prev = c.Time
 	}
 }

@@ -88,10 +88,10 @@ func (s *Source) change(o op) change {
 // strictly increase and (URI, datetime) is unique.
 func (s *Source) tick() int64 {
 	t := s.cfg.Now().UnixNano()
+	t -= t % int64(time.Microsecond)
 	if t <= s.last {
 		t = s.last + int64(time.Microsecond)
 	}
-	t -= t % int64(time.Microsecond)
 	s.last = t
 	return t
 }
