@@ -48,6 +48,10 @@ func (s *ChangeStream) Next(ctx context.Context) (*ChangeMsg, error) {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
+			if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+				// The deadline passed before the pull was sent.
+				return nil, context.DeadlineExceeded
+			}
 			if errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, jetstream.ErrNoMessages) {
 				continue
 			}
