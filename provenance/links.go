@@ -50,8 +50,13 @@ func Via(up *viaduct.Change) resourcesync.Link {
 // or rewrites, in the upstream's order. resolve may be nil, in which case
 // every link to be rewritten is dropped.
 func Links(ctx context.Context, up *viaduct.Change, resolve Resolver) ([]resourcesync.Link, error) {
-	out := make([]resourcesync.Link, 1, 1+len(up.Links))
-	out[0] = Via(up)
+	return AppendLinks(ctx, make([]resourcesync.Link, 0, 1+len(up.Links)), up, resolve)
+}
+
+// AppendLinks is Links appending to dst, so that a caller writing a list of
+// a million entries can reuse one slice.
+func AppendLinks(ctx context.Context, dst []resourcesync.Link, up *viaduct.Change, resolve Resolver) ([]resourcesync.Link, error) {
+	out := append(dst, Via(up))
 	for _, l := range up.Links {
 		switch ActionFor(l.Rel) {
 		case Keep:

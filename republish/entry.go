@@ -20,6 +20,8 @@ type entryBuilder struct {
 	md      resourcesync.MD
 	hashes  [2]resourcesync.Hash
 	length  int64
+	links   []resourcesync.Link
+	buf     []byte
 }
 
 func (s *Server) newEntryBuilder(coll string) *entryBuilder {
@@ -53,16 +55,16 @@ func (b *entryBuilder) change(ctx context.Context, rec *Record) (*resourcesync.E
 }
 
 func (b *entryBuilder) fill(ctx context.Context, rec *Record) error {
-	loc, err := b.s.ResourceURI(b.coll, provenance.OriginURI(&rec.Upstream))
-	if err != nil {
+	var err error
+	b.buf = append(b.buf[:0], b.s.cfg.BaseURL...)
+	if b.buf, err = appendResourcePath(b.buf, b.coll, provenance.OriginURI(&rec.Upstream)); err != nil {
 		return fmt.Errorf("collection %s: resource %s: %w", b.coll, rec.URI, err)
 	}
-	links, err := provenance.Links(ctx, &rec.Upstream, b.resolve)
-	if err != nil {
+	if b.links, err = provenance.AppendLinks(ctx, b.links[:0], &rec.Upstream, b.resolve); err != nil {
 		return fmt.Errorf("collection %s: %w", b.coll, err)
 	}
 	b.md = resourcesync.MD{}
-	b.e = resourcesync.Entry{Loc: loc, LastMod: rec.At, MD: &b.md, Links: links}
+	b.e = resourcesync.Entry{Loc: string(b.buf), LastMod: rec.At, MD: &b.md, Links: b.links}
 	return nil
 }
 

@@ -134,7 +134,7 @@ type memBlob struct {
 	info storage.Info
 }
 
-func (b *memBlob) Close() error        { return nil }
+func (b *memBlob) Close() error       { return nil }
 func (b *memBlob) Info() storage.Info { return b.info }
 
 // put stores data and returns a record of it, held in coll under the

@@ -28,27 +28,42 @@ var errNotResource = errors.New("not a resource path")
 // resourcePath returns the path and query, below the base URL, of the
 // aggregator's copy of origin in collection.
 func resourcePath(collection, origin string) (string, error) {
+	b, err := appendResourcePath(nil, collection, origin)
+	return string(b), err
+}
+
+// appendResourcePath is resourcePath appending to dst. Origins made of
+// plain characters (the common case) are mapped without parsing; others
+// go through net/url.
+func appendResourcePath(dst []byte, collection, origin string) ([]byte, error) {
+	if scheme, host, rest, ok := splitPlain(origin); ok {
+		dst = append(dst, '/')
+		dst = append(dst, collection...)
+		dst = append(dst, "/r/"...)
+		dst = appendLower(dst, scheme)
+		dst = append(dst, '/')
+		dst = append(dst, host...)
+		return append(dst, rest...), nil
+	}
 	u, err := url.Parse(origin)
 	if err != nil {
-		return "", fmt.Errorf("aggregator URI of %s: %w", origin, err)
+		return dst, fmt.Errorf("aggregator URI of %s: %w", origin, err)
 	}
 	if u.Scheme == "" || u.Host == "" || u.Opaque != "" {
-		return "", fmt.Errorf("aggregator URI of %s: want an absolute hierarchical URI", origin)
+		return dst, fmt.Errorf("aggregator URI of %s: want an absolute hierarchical URI", origin)
 	}
-	var b strings.Builder
-	b.Grow(len(collection) + len(origin) + 8)
-	b.WriteByte('/')
-	b.WriteString(collection)
-	b.WriteString("/r/")
-	b.WriteString(url.PathEscape(strings.ToLower(u.Scheme)))
-	b.WriteByte('/')
-	b.WriteString(url.PathEscape(u.Host))
-	b.WriteString(u.EscapedPath())
+	dst = append(dst, '/')
+	dst = append(dst, collection...)
+	dst = append(dst, "/r/"...)
+	dst = append(dst, url.PathEscape(strings.ToLower(u.Scheme))...)
+	dst = append(dst, '/')
+	dst = append(dst, url.PathEscape(u.Host)...)
+	dst = append(dst, u.EscapedPath()...)
 	if u.RawQuery != "" || u.ForceQuery {
-		b.WriteByte('?')
-		b.WriteString(u.RawQuery)
+		dst = append(dst, '?')
+		dst = append(dst, u.RawQuery...)
 	}
-	return b.String(), nil
+	return dst, nil
 }
 
 // parseResourcePath reverses resourcePath: from a request's escaped path
@@ -83,4 +98,68 @@ func parseResourcePath(escapedPath, rawQuery string, forceQuery bool) (collectio
 		b.WriteString(rawQuery)
 	}
 	return collection, b.String(), nil
+}
+
+// splitPlain splits scheme://host/rest when every byte is one that needs
+// no escaping in a path or query and every '%' starts a valid escape, so
+// that the mapping is the text itself. rest drops any fragment.
+func splitPlain(origin string) (scheme, host, rest string, ok bool) {
+	i := strings.Index(origin, "://")
+	if i <= 0 {
+		return "", "", "", false
+	}
+	scheme, after := origin[:i], origin[i+3:]
+	for j := 0; j < len(scheme); j++ {
+		c := scheme[j]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || j > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.')) {
+			return "", "", "", false
+		}
+	}
+	end := strings.IndexAny(after, "/?#")
+	if end < 0 {
+		end = len(after)
+	}
+	host, rest = after[:end], after[end:]
+	if host == "" {
+		return "", "", "", false
+	}
+	for j := 0; j < len(host); j++ {
+		c := host[j]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '-' || c == ':') {
+			return "", "", "", false
+		}
+	}
+	if k := strings.IndexByte(rest, '#'); k >= 0 {
+		rest = rest[:k]
+	}
+	if rest != "" && rest[0] == '?' {
+		// An empty path before a query: leave it to net/url.
+		return "", "", "", false
+	}
+	for j := 0; j < len(rest); j++ {
+		c := rest[j]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("-._~!$&'()*+,;=:@/?", c) >= 0:
+		case c == '%' && j+2 < len(rest) && ishex(rest[j+1]) && ishex(rest[j+2]):
+		default:
+			return "", "", "", false
+		}
+	}
+	return scheme, host, rest, true
+}
+
+func ishex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func appendLower(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst
 }
