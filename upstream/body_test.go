@@ -215,3 +215,24 @@ func TestResponseHeaders(t *testing.T) {
 		t.Errorf("rels %+v", resp.Links)
 	}
 }
+
+func TestErrorMessages(t *testing.T) {
+	cases := []struct {
+		err  *Error
+		want string
+	}{
+		{&Error{Source: "sim", URI: "http://h/x", Op: "GET", Status: 503, Attempts: 4, Kind: ErrTransient},
+			`source "sim": GET http://h/x: 503 Service Unavailable after 4 attempts`},
+		{&Error{Source: "sim", URI: "http://h/x", Op: "GET", Status: 404, Attempts: 1, Kind: ErrNotFound},
+			`source "sim": GET http://h/x: 404 Not Found`},
+		{&Error{Source: "sim", URI: "http://h/x", Op: "GET", Status: 200, Kind: ErrTooLarge, Err: fmt.Errorf("Content-Length 9 exceeds the limit of 5 bytes")},
+			`source "sim": GET http://h/x: Content-Length 9 exceeds the limit of 5 bytes`},
+		{&Error{Source: "sim", URI: "ftp://h/x", Op: "GET", Kind: ErrForbidden},
+			`source "sim": GET ftp://h/x: forbidden by policy`},
+	}
+	for _, tc := range cases {
+		if got := tc.err.Error(); got != tc.want {
+			t.Errorf("got  %q\nwant %q", got, tc.want)
+		}
+	}
+}

@@ -49,10 +49,13 @@ type Error struct {
 func (e *Error) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "source %q: %s %s: ", e.Source, e.Op, e.URI)
+	// The status is the failure itself for the status-derived kinds; for
+	// the others (a body too large, say) the cause says more.
+	fromStatus := e.Kind == ErrNotFound || e.Kind == ErrTransient || e.Kind == ErrPermanent
 	switch {
-	case e.Status != 0 && e.Err != nil:
+	case e.Status != 0 && fromStatus && e.Err != nil:
 		fmt.Fprintf(&b, "%d %s: %v", e.Status, http.StatusText(e.Status), e.Err)
-	case e.Status != 0:
+	case e.Status != 0 && (fromStatus || e.Err == nil):
 		fmt.Fprintf(&b, "%d %s", e.Status, http.StatusText(e.Status))
 	case e.Err != nil:
 		b.WriteString(e.Err.Error())
