@@ -72,6 +72,19 @@ func (w *Writer) Close() error {
 // Written is the number of bytes of the document so far, flushed or not.
 func (w *Writer) Written() int64 { return w.n }
 
+// writeRaw writes bytes already encoded, for the SplitWriter.
+func (w *Writer) writeRaw(b []byte) error {
+	if w.err != nil {
+		return w.err
+	}
+	n, err := w.bw.Write(b)
+	w.n += int64(n)
+	if err != nil {
+		w.err = err
+	}
+	return err
+}
+
 func (w *Writer) flushBuf() error {
 	n, err := w.bw.Write(w.buf)
 	w.n += int64(n)
