@@ -1,0 +1,94 @@
+package fetch
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Config is how the fetch workers of one node behave. Every field has a
+// default (see Defaults); the retry settings decide how long a Source that
+// is in the middle of an update is given before a change is dead-lettered.
+type Config struct {
+	// Workers is how many changes this node handles at once. Each worker
+	// holds at most one bitstream transfer; per-host limits of the upstream
+	// client still apply across them. Default 8.
+	Workers int `yaml:"workers"`
+	// MaxBlobBytes caps one bitstream. A larger body, or a declared length
+	// above it, is dead-lettered without being stored. Default 5 GiB.
+	MaxBlobBytes int64 `yaml:"max_blob_bytes"`
+	// RetryBase is the delay before the second delivery of a change that
+	// failed in a way worth retrying (a 5xx, a timeout, a truncated body,
+	// a hash or length mismatch); each further delivery doubles it.
+	// Default 1m.
+	RetryBase time.Duration `yaml:"retry_base"`
+	// RetryMax caps the delay between deliveries. Default 30m.
+	RetryMax time.Duration `yaml:"retry_max"`
+	// NotFoundAttempts is how many deliveries a 404 or 410 gets before the
+	// change is dead-lettered: a Source may list a resource a moment before
+	// it serves it. Default 3 (the queue's max_deliver ends it sooner).
+	NotFoundAttempts int `yaml:"not_found_attempts"`
+	// InProgressEvery is how long a worker holds a change before telling
+	// the queue it is still working on it, and how often after that. It
+	// must be well under the queue's ack_wait (and its first backoff
+	// entry), or a long transfer is handed to a second worker. Default 20s.
+	InProgressEvery time.Duration `yaml:"in_progress_every"`
+	// DrainTimeout is how long changes already being handled may run on
+	// when the workers are stopped; past it they are interrupted and handed
+	// back to the queue. Default 30s.
+	DrainTimeout time.Duration `yaml:"drain_timeout"`
+}
+
+// Defaults returns the configuration of a one-machine aggregator.
+func Defaults() Config {
+	return Config{
+		Workers:          8,
+		MaxBlobBytes:     5 << 30,
+		RetryBase:        time.Minute,
+		RetryMax:         30 * time.Minute,
+		NotFoundAttempts: 3,
+		InProgressEvery:  20 * time.Second,
+		DrainTimeout:     30 * time.Second,
+	}
+}
+
+// Validate checks the configuration before any worker starts, naming the
+// offending field as it is written in the configuration file.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("fetch.%s: %s", field, fmt.Sprintf(format, args...)))
+	}
+	if c.Workers < 1 || c.Workers > 1024 {
+		bad("workers", "must be between 1 and 1024, got %d", c.Workers)
+	}
+	if c.MaxBlobBytes <= 0 {
+		bad("max_blob_bytes", "must be a positive number of bytes, got %d", c.MaxBlobBytes)
+	}
+	if c.RetryBase <= 0 {
+		bad("retry_base", "must be positive, got %s", c.RetryBase)
+	}
+	if c.RetryMax < c.RetryBase {
+		bad("retry_max", "must be at least retry_base (%s), got %s", c.RetryBase, c.RetryMax)
+	}
+	if c.NotFoundAttempts < 1 {
+		bad("not_found_attempts", "must be at least 1, got %d", c.NotFoundAttempts)
+	}
+	if c.InProgressEvery <= 0 {
+		bad("in_progress_every", "must be positive, got %s", c.InProgressEvery)
+	}
+	if c.DrainTimeout < 0 {
+		bad("drain_timeout", "must not be negative, got %s", c.DrainTimeout)
+	}
+	return errors.Join(errs...)
+}
+
+// retryDelay is the Nak delay after delivery number delivered failed:
+// RetryBase doubled per earlier delivery, capped at RetryMax.
+func (c *Config) retryDelay(delivered uint64) time.Duration {
+	d := c.RetryBase
+	for i := uint64(1); i < delivered && d < c.RetryMax; i++ {
+		d *= 2
+	}
+	return min(d, c.RetryMax)
+}

@@ -1,0 +1,63 @@
+package fetch
+
+import (
+	"context"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/queue"
+	"github.com/viaduct-mirror/viaduct/resourcesync"
+	"github.com/viaduct-mirror/viaduct/storage"
+	"github.com/viaduct-mirror/viaduct/storage/sqlite"
+	"github.com/viaduct-mirror/viaduct/upstream"
+)
+
+// ChangeSource hands out changes one at a time; *queue.ChangeStream is the
+// real one. Next is called by every worker at once.
+type ChangeSource interface {
+	Next(ctx context.Context) (*queue.ChangeMsg, error)
+}
+
+// Publisher appends an event to EVENTS, de-duplicated by the event's MsgID;
+// *queue.Queue is the real one.
+type Publisher interface {
+	PublishEvent(ctx context.Context, e *viaduct.Event) (uint64, error)
+}
+
+// Catalog is what the workers ask the node's catalog before fetching:
+// whether the copy is already held, by URI or by hash. *sqlite.Catalog is
+// the real one. Both return an error wrapping sqlite.ErrNotFound when
+// nothing matches.
+type Catalog interface {
+	Resource(ctx context.Context, collection, uri string) (*sqlite.Resource, error)
+	HeldByHash(ctx context.Context, source string, hs resourcesync.Hashes, length *int64) (*sqlite.Resource, error)
+}
+
+var (
+	_ ChangeSource = (*queue.ChangeStream)(nil)
+	_ Publisher    = (*queue.Queue)(nil)
+	_ Catalog      = (*sqlite.Catalog)(nil)
+)
+
+// Deps are the parts a Pool works with.
+type Deps struct {
+	// Changes is where changes come from. Required.
+	Changes ChangeSource
+	// Blobs is where bitstreams are stored, under their sha-256. Required.
+	Blobs storage.Blobs
+	// Events is where the resulting events go. Required.
+	Events Publisher
+	// Catalog, when set, lets a worker skip what the node already holds.
+	// Without it every change is fetched unless its declared sha-256 is
+	// already a blob; the events' de-duplication still keeps replays out
+	// of EVENTS.
+	Catalog Catalog
+	// Client returns the upstream client of a Source, built on that
+	// Source's Policy, or nil when the Source is not configured here.
+	// Required.
+	Client func(source string) *upstream.Client
+	// TracerProvider makes the span of each change; nil uses the global
+	// provider.
+	TracerProvider trace.TracerProvider
+}

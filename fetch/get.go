@@ -1,0 +1,153 @@
+package fetch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/queue"
+	"github.com/viaduct-mirror/viaduct/resourcesync"
+	"github.com/viaduct-mirror/viaduct/upstream"
+)
+
+// fetch reads the change's bitstream from its origin, else from its
+// mirrors, and returns the event of the verified, committed copy. When
+// every URI failed, the failure most likely to pass on a later delivery
+// decides, and the evidence lists what each URI did.
+func (p *Pool) fetch(ctx context.Context, msg *queue.ChangeMsg, client *upstream.Client, log *slog.Logger) (*viaduct.Event, *failure) {
+	c := msg.Change
+	var best *failure
+	var tried []string
+	for _, uri := range candidates(c) {
+		ev, f := p.fetchOne(ctx, c, client, uri)
+		if f == nil {
+			if uri != c.URI {
+				log.Info("bitstream read from a mirror", "mirror", uri)
+			}
+			return ev, nil
+		}
+		tried = append(tried, uri+": "+f.Error())
+		if uri != c.URI || len(c.Links) > 0 {
+			log.Warn("could not read bitstream", "from", uri, "reason", f.reason, "err", f.err)
+		}
+		if best == nil || f.hope() < best.hope() {
+			best = f
+		}
+		if f.interrupted {
+			break
+		}
+	}
+	if len(tried) > 1 {
+		best.evidence["tried"] = strings.Join(tried, "\n")
+	}
+	return nil, best
+}
+
+// fetchOne GETs uri, streams the body into a new blob while hashing it,
+// checks the declared length and hashes, and commits. A copy that does not
+// match is aborted, never committed.
+func (p *Pool) fetchOne(ctx context.Context, c *viaduct.Change, client *upstream.Client, uri string) (*viaduct.Event, *failure) {
+	start := time.Now()
+	defer func() { p.m.duration.Observe(time.Since(start).Seconds()) }()
+	resp, err := client.Get(ctx, upstream.Request{URI: uri, Source: c.Source, MaxBytes: p.cfg.MaxBlobBytes})
+	if err != nil {
+		return nil, classify(ctx, c, uri, err, p.cfg.NotFoundAttempts)
+	}
+	defer resp.Body.Close()
+	w, err := p.deps.Blobs.Create(ctx)
+	if err != nil {
+		return nil, p.storeFailure(ctx, c, uri, fmt.Errorf("start blob: %w", err))
+	}
+	defer w.Abort()
+
+	bp := p.bufs.Get().(*[]byte)
+	src := &readErr{r: resp.Body}
+	n, err := io.CopyBuffer(writerOnly{w}, src, *bp)
+	p.bufs.Put(bp)
+	p.m.bytes.Add(float64(n))
+	if err != nil {
+		if src.err != nil {
+			f := classify(ctx, c, uri, src.err, p.cfg.NotFoundAttempts)
+			f.evidence["computed_length"] = strconv.FormatInt(n, 10) + " (incomplete)"
+			f.evidence["status"] = strconv.Itoa(resp.Status)
+			return nil, f
+		}
+		return nil, p.storeFailure(ctx, c, uri, fmt.Errorf("write blob: %w", err))
+	}
+
+	size, sums := w.Sum()
+	if f := verify(c, uri, resp.Status, size, sums); f != nil {
+		return nil, f
+	}
+	key, err := w.Commit(ctx)
+	if err != nil {
+		return nil, p.storeFailure(ctx, c, uri, fmt.Errorf("commit blob %s: %w", sums.Get(resourcesync.SHA256), err))
+	}
+	p.m.fetched.Inc()
+	return newEvent(c, key, sums.Get(resourcesync.MD5), size, typeOr(c.Type, resp.Header.Get("Content-Type"))), nil
+}
+
+// verify compares what was read with what the Source declared. A mismatch
+// is worth retrying, since the Source may be between writing the bitstream
+// and its lists.
+func verify(c *viaduct.Change, uri string, status int, size int64, sums resourcesync.Hashes) *failure {
+	var err error
+	if c.Length != nil && size != *c.Length {
+		err = fmt.Errorf("length mismatch: declared %d, read %d bytes", *c.Length, size)
+	} else if verifiable(c.Hash) {
+		err = c.Hash.Verify(sums)
+	}
+	if err == nil {
+		return nil
+	}
+	f := &failure{reason: "mismatch", retry: true, err: fmt.Errorf("%s: %w", uri, err), evidence: evidence(c, uri)}
+	f.evidence["error"] = err.Error()
+	f.evidence["status"] = strconv.Itoa(status)
+	f.evidence["computed_length"] = strconv.FormatInt(size, 10)
+	f.evidence["computed_hash"] = sums.String()
+	f.evidence["computed_sha256"] = sums.Get(resourcesync.SHA256)
+	f.evidence["computed_md5"] = sums.Get(resourcesync.MD5)
+	return f
+}
+
+// verifiable reports whether hs names an algorithm the blob writer
+// computes; a Source that declares only others cannot be checked.
+func verifiable(hs resourcesync.Hashes) bool {
+	for _, h := range hs {
+		switch h.Alg {
+		case resourcesync.MD5, resourcesync.SHA1, resourcesync.SHA256:
+			return true
+		}
+	}
+	return false
+}
+
+func (p *Pool) storeFailure(ctx context.Context, c *viaduct.Change, uri string, err error) *failure {
+	f := &failure{reason: "store", retry: true, interrupted: ctx.Err() != nil, err: err, evidence: evidence(c, uri)}
+	f.evidence["error"] = err.Error()
+	return f
+}
+
+// readErr remembers an error of the upstream body, to tell it from an
+// error of the blob store when a copy fails.
+type readErr struct {
+	r   io.Reader
+	err error
+}
+
+func (r *readErr) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) {
+		r.err = err
+	}
+	return n, err
+}
+
+// writerOnly hides a writer's ReadFrom so the pooled buffer is used.
+type writerOnly struct{ io.Writer }

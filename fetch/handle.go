@@ -1,0 +1,107 @@
+package fetch
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/queue"
+	"github.com/viaduct-mirror/viaduct/resourcesync"
+)
+
+// handle takes one change to a verdict: acked (with or without an event),
+// handed back for a later delivery, or dead-lettered. It returns
+// errAbandoned only when the test hook stands for a crash.
+func (p *Pool) handle(ctx context.Context, msg *queue.ChangeMsg) error {
+	c := msg.Change
+	ctx, span := p.tracer.Start(msg.Context(ctx), "fetch "+c.Op, trace.WithSpanKind(trace.SpanKindConsumer),
+		trace.WithAttributes(
+			attribute.String("viaduct.source", c.Source),
+			attribute.String("viaduct.collection", c.Collection),
+			attribute.String("viaduct.uri", c.URI),
+			attribute.Int64("viaduct.delivered", int64(msg.Delivered)),
+		))
+	defer span.End()
+	p.m.inFlight.Inc()
+	defer p.m.inFlight.Dec()
+	hb := startHeartbeat(msg, p.cfg.InProgressEvery, p.log)
+	defer hb.stop()
+
+	log := p.log.With("source", c.Source, "uri", c.URI, "sha256", c.Hash.Get(resourcesync.SHA256))
+	ev, skip, f := p.decide(ctx, msg, log)
+	if f != nil {
+		span.SetStatus(codes.Error, f.Error())
+		p.fail(ctx, msg, f, log)
+		return nil
+	}
+	if ev != nil {
+		if _, err := p.deps.Events.PublishEvent(ctx, ev); err != nil {
+			f := &failure{reason: "publish", retry: true, interrupted: ctx.Err() != nil, err: fmt.Errorf("publish event: %w", err), evidence: evidence(c, c.URI)}
+			span.SetStatus(codes.Error, f.Error())
+			p.fail(ctx, msg, f, log)
+			return nil
+		}
+		p.m.published.WithLabelValues(ev.Op).Inc()
+		span.SetAttributes(attribute.String("viaduct.sha256", ev.SHA256), attribute.Int64("viaduct.length", ev.Length))
+		if p.afterPublish != nil {
+			if err := p.afterPublish(msg); err != nil {
+				return errAbandoned
+			}
+		}
+	}
+	if skip != "" {
+		p.m.skipped.WithLabelValues(skip).Inc()
+		span.SetAttributes(attribute.String("viaduct.skipped", skip))
+		log.Debug("change handled without fetching", "reason", skip, "event", ev != nil)
+	}
+	if err := msg.Ack(ctx); err != nil {
+		// The change comes back; its event, if any, is already published
+		// and publishing it again is recognised as a duplicate.
+		log.Warn("could not acknowledge a handled change; it will be delivered again", "err", err)
+	}
+	return nil
+}
+
+// decide works out what to do with the change: an event to publish (nil
+// for none), the reason it was handled without a fetch (empty when it was
+// fetched), or a failure.
+func (p *Pool) decide(ctx context.Context, msg *queue.ChangeMsg, log *slog.Logger) (*viaduct.Event, string, *failure) {
+	c := msg.Change
+	client := p.deps.Client(c.Source)
+	if client == nil {
+		return nil, "", &failure{reason: "unknown_source", err: fmt.Errorf("source %q is not configured on this node", c.Source), evidence: evidence(c, c.URI)}
+	}
+	switch c.Op {
+	case resourcesync.Deleted:
+		return p.deleted(ctx, c)
+	case resourcesync.Created, resourcesync.Updated:
+	default:
+		return nil, "", &failure{reason: "bad_change", err: fmt.Errorf("unknown change %q", c.Op), evidence: evidence(c, c.URI)}
+	}
+	if c.Length != nil && *c.Length > p.cfg.MaxBlobBytes {
+		return nil, "", &failure{reason: "too_large", err: fmt.Errorf("declared length %d is above max_blob_bytes %d", *c.Length, p.cfg.MaxBlobBytes), evidence: evidence(c, c.URI)}
+	}
+	ev, skip, err := p.skip(ctx, c)
+	if err != nil {
+		return nil, "", &failure{reason: "lookup", retry: true, err: err, evidence: evidence(c, c.URI)}
+	}
+	if skip != "" {
+		return ev, skip, nil
+	}
+	ev, f := p.fetch(ctx, msg, client, log)
+	return ev, "", f
+}
+
+// newEvent is the event recording the aggregator's copy of c.
+func newEvent(c *viaduct.Change, sha256, md5 string, length int64, typ string) *viaduct.Event {
+	return &viaduct.Event{
+		Source: c.Source, Collection: c.Collection, URI: c.URI, Op: c.Op,
+		SHA256: sha256, MD5: md5, Length: length, Type: typ,
+		Upstream: *c,
+	}
+}

@@ -1,0 +1,164 @@
+package fetch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/viaduct-mirror/viaduct/queue"
+)
+
+// Pool is a node's set of fetch workers. Run starts them; Close stops them.
+type Pool struct {
+	cfg    Config
+	deps   Deps
+	log    *slog.Logger
+	m      *metrics
+	tracer trace.Tracer
+	bufs   sync.Pool
+
+	// afterPublish runs between publishing an event and acknowledging its
+	// change. Tests set it to stand for a crash at the worst moment: an
+	// error leaves the change unacknowledged and stops that worker.
+	afterPublish func(*queue.ChangeMsg) error
+
+	mu      sync.Mutex
+	cancel  context.CancelFunc
+	done    chan struct{}
+	running bool
+	closed  bool
+}
+
+// errAbandoned stops a worker without a verdict on its change.
+var errAbandoned = errors.New("fetch: change abandoned")
+
+// New checks cfg and deps and registers the metrics with reg (nil: none).
+// Nothing runs until Run.
+func New(cfg Config, deps Deps, logger *slog.Logger, reg prometheus.Registerer) (*Pool, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	switch {
+	case deps.Changes == nil:
+		return nil, errors.New("fetch: no change source")
+	case deps.Blobs == nil:
+		return nil, errors.New("fetch: no blob store")
+	case deps.Events == nil:
+		return nil, errors.New("fetch: no event publisher")
+	case deps.Client == nil:
+		return nil, errors.New("fetch: no upstream clients")
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	m, err := newMetrics(reg)
+	if err != nil {
+		return nil, fmt.Errorf("fetch: register metrics: %w", err)
+	}
+	tp := deps.TracerProvider
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
+	p := &Pool{cfg: cfg, deps: deps, log: logger, m: m, tracer: tp.Tracer("github.com/viaduct-mirror/viaduct/fetch")}
+	p.bufs.New = func() any { b := make([]byte, 64<<10); return &b }
+	return p, nil
+}
+
+// Run runs cfg.Workers workers until ctx ends or Close is called, then lets
+// the changes under way finish for up to cfg.DrainTimeout. It returns nil
+// after a normal stop, or the error that stopped the workers (the queue's
+// connection closed under them).
+func (p *Pool) Run(ctx context.Context) error {
+	p.mu.Lock()
+	if p.closed || p.running {
+		p.mu.Unlock()
+		return errors.New("fetch: pool closed or already running")
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	p.running, p.cancel, p.done = true, cancel, make(chan struct{})
+	done := p.done
+	p.mu.Unlock()
+	defer close(done)
+	defer cancel()
+
+	// Work on a change already taken outlives runCtx by DrainTimeout, so
+	// a stop does not waste a transfer nearly done.
+	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWork()
+
+	errc := make(chan error, p.cfg.Workers)
+	var wg sync.WaitGroup
+	for range p.cfg.Workers {
+		wg.Go(func() {
+			if err := p.work(runCtx, workCtx); err != nil {
+				errc <- err
+				cancel()
+			}
+		})
+	}
+	all := make(chan struct{})
+	go func() { wg.Wait(); close(all) }()
+	select {
+	case <-all:
+	case <-runCtx.Done():
+		t := time.NewTimer(p.cfg.DrainTimeout)
+		select {
+		case <-all:
+		case <-t.C:
+			stopWork()
+			<-all
+		}
+		t.Stop()
+	}
+	close(errc)
+	return <-errc
+}
+
+// Close stops the workers and waits for Run to return. It is safe to call
+// more than once and without Run.
+func (p *Pool) Close() error {
+	p.mu.Lock()
+	p.closed = true
+	cancel, done := p.cancel, p.done
+	p.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-done
+	}
+	return nil
+}
+
+// work is one worker: take a change, handle it, until ctx ends.
+func (p *Pool) work(ctx, workCtx context.Context) error {
+	for {
+		msg, err := p.deps.Changes.Next(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			if errors.Is(err, nats.ErrConnectionClosed) {
+				return fmt.Errorf("fetch: read changes: %w", err)
+			}
+			p.log.Error("fetch: cannot read the next change; trying again", "err", err)
+			t := time.NewTimer(time.Second)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil
+			case <-t.C:
+			}
+			continue
+		}
+		if err := p.handle(workCtx, msg); errors.Is(err, errAbandoned) {
+			return nil
+		}
+	}
+}

@@ -1,0 +1,142 @@
+package fetch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/resourcesync"
+	"github.com/viaduct-mirror/viaduct/storage"
+	"github.com/viaduct-mirror/viaduct/storage/sqlite"
+)
+
+// Reasons a change is handled without fetching its bitstream.
+const (
+	skipHeld       = "held"            // the catalog holds this URI with this content: a replay
+	skipSuperseded = "superseded"      // the catalog has a later change of this URI
+	skipRefresh    = "held_refresh"    // same content, newer upstream metadata: event, no fetch
+	skipBlobExists = "blob_exists"     // the declared sha-256 is already a blob
+	skipHeldByHash = "held_by_hash"    // the catalog holds a copy with the declared hash
+	skipNotHeld    = "not_held"        // deleting what was never held
+	skipGone       = "already_deleted" // deleting what is already deleted
+)
+
+// skip looks for a reason not to fetch a created or updated resource:
+// the node already has its bytes. It returns the event to publish (nil for
+// none) and the reason, or "" when the bitstream must be fetched.
+func (p *Pool) skip(ctx context.Context, c *viaduct.Change) (*viaduct.Event, string, error) {
+	if p.deps.Catalog != nil {
+		r, err := p.deps.Catalog.Resource(ctx, c.Collection, c.URI)
+		switch {
+		case errors.Is(err, sqlite.ErrNotFound):
+		case err != nil:
+			return nil, "", fmt.Errorf("look up %s in the catalog: %w", c.URI, err)
+		case superseded(c, r):
+			return nil, skipSuperseded, nil
+		case !r.Deleted && sameContent(c, r):
+			if !c.Time.IsZero() && c.Time.After(r.Upstream.Time) {
+				// A new change that did not change the bytes: the
+				// catalog records the Source's new metadata.
+				return newEvent(c, r.SHA256, r.MD5, r.Length, typeOr(c.Type, r.Type)), skipRefresh, nil
+			}
+			return nil, skipHeld, nil
+		}
+	}
+	if sha := c.Hash.Get(resourcesync.SHA256); sha != "" {
+		info, err := p.deps.Blobs.Stat(ctx, sha)
+		switch {
+		case errors.Is(err, storage.ErrNotFound):
+		case err != nil:
+			return nil, "", fmt.Errorf("look up blob %s: %w", sha, err)
+		case c.Length == nil || info.Size == *c.Length:
+			// The md5 is the one computed of this blob when the catalog
+			// has it; a declared one is not trusted unverified.
+			md5, typ := "", c.Type
+			if r, err := p.heldByHash(ctx, c); err == nil && r.SHA256 == sha {
+				md5, typ = r.MD5, typeOr(c.Type, r.Type)
+			}
+			return newEvent(c, sha, md5, info.Size, typ), skipBlobExists, nil
+		}
+	}
+	r, err := p.heldByHash(ctx, c)
+	if err != nil || c.Hash.Verify(ownHashes(r)) != nil {
+		return nil, "", nil
+	}
+	if _, err := p.deps.Blobs.Stat(ctx, r.SHA256); err != nil {
+		return nil, "", nil // the catalog's copy is gone from the store: fetch it again
+	}
+	return newEvent(c, r.SHA256, r.MD5, r.Length, typeOr(c.Type, r.Type)), skipHeldByHash, nil
+}
+
+// heldByHash asks the catalog, if there is one, for a copy of the Source
+// with the declared hash and length.
+func (p *Pool) heldByHash(ctx context.Context, c *viaduct.Change) (*sqlite.Resource, error) {
+	if p.deps.Catalog == nil {
+		return nil, sqlite.ErrNotFound
+	}
+	return p.deps.Catalog.HeldByHash(ctx, c.Source, c.Hash, c.Length)
+}
+
+// deleted handles a deletion: an event carrying the last copy's hashes
+// when the catalog holds the resource, nothing otherwise.
+func (p *Pool) deleted(ctx context.Context, c *viaduct.Change) (*viaduct.Event, string, *failure) {
+	if p.deps.Catalog == nil {
+		// Nothing to ask: the event says the resource went, and the
+		// catalog of each node ignores it if it never held it.
+		return newEvent(c, "", "", 0, ""), "", nil
+	}
+	r, err := p.deps.Catalog.Resource(ctx, c.Collection, c.URI)
+	switch {
+	case errors.Is(err, sqlite.ErrNotFound):
+		return nil, skipNotHeld, nil
+	case err != nil:
+		return nil, "", &failure{reason: "lookup", retry: true, err: fmt.Errorf("look up %s in the catalog: %w", c.URI, err), evidence: evidence(c, c.URI)}
+	case superseded(c, r):
+		return nil, skipSuperseded, nil
+	case r.Deleted:
+		return nil, skipGone, nil
+	}
+	return newEvent(c, r.SHA256, r.MD5, r.Length, r.Type), "", nil
+}
+
+// superseded reports whether the catalog already has a later change of
+// the resource than c: its bitstream is no longer what c describes.
+func superseded(c *viaduct.Change, r *sqlite.Resource) bool {
+	return !c.Time.IsZero() && r.Upstream.Time.After(c.Time)
+}
+
+// sameContent reports whether what the Source declared agrees with the
+// held copy: at least one declared digest the catalog keeps (md5,
+// sha-256), all of them equal, the length if declared, the type if declared.
+func sameContent(c *viaduct.Change, r *sqlite.Resource) bool {
+	if c.Hash.Get(resourcesync.SHA256) == "" && c.Hash.Get(resourcesync.MD5) == "" {
+		return false
+	}
+	if c.Hash.Verify(ownHashes(r)) != nil {
+		return false
+	}
+	if c.Length != nil && *c.Length != r.Length {
+		return false
+	}
+	return c.Type == "" || c.Type == r.Type
+}
+
+// ownHashes are the digests the catalog computed of its copy.
+func ownHashes(r *sqlite.Resource) resourcesync.Hashes {
+	var hs resourcesync.Hashes
+	if r.MD5 != "" {
+		hs = append(hs, resourcesync.Hash{Alg: resourcesync.MD5, Value: r.MD5})
+	}
+	if r.SHA256 != "" {
+		hs = append(hs, resourcesync.Hash{Alg: resourcesync.SHA256, Value: r.SHA256})
+	}
+	return hs
+}
+
+func typeOr(declared, held string) string {
+	if declared != "" {
+		return declared
+	}
+	return held
+}
