@@ -1,0 +1,218 @@
+package harvester
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/resourcesync"
+	"github.com/viaduct-mirror/viaduct/storage/sqlite"
+)
+
+// baselineRun is what one baseline has gathered: the URIs listed and the
+// earliest at of the documents read.
+type baselineRun struct {
+	seen    *uriSet
+	at      time.Time
+	emitted int
+}
+
+func (b *baselineRun) noteAt(t time.Time) {
+	if !t.IsZero() && (b.at.IsZero() || t.Before(b.at)) {
+		b.at = t
+	}
+}
+
+// baseline reads the Resource List (or every part of its Index), queues a
+// created or updated change for each entry that differs from what the
+// aggregator holds, then, when the Source's delete_missing says so, a
+// deleted change for each resource held that the list no longer has.
+// When the Source offers Change Lists, the change cursor becomes the
+// list's at: changes from then on are what remains to process.
+func (p *pass) baseline(ctx context.Context, uri string, hasChangeList bool) error {
+	b := &baselineRun{seen: newURISet()}
+	bad := p.badEntries
+	d, err := p.open(ctx, uri, validators{})
+	if err != nil {
+		return err
+	}
+	h := d.r.Header()
+	b.noteAt(h.MD.At)
+	switch k := h.Kind(); k {
+	case resourcesync.KindResourceList, resourcesync.KindSitemap:
+		err = p.baselineList(ctx, d, b)
+		d.Close()
+	case resourcesync.KindResourceListIndex:
+		err = p.baselineIndex(ctx, d, b)
+	default:
+		d.Close()
+		p.h.m.errors.WithLabelValues(p.src.Name, kindDocument).Inc()
+		err = fmt.Errorf("source %s: %s is a %s, not a Resource List or Resource List Index", p.src.Name, uri, k)
+	}
+	if err != nil {
+		return err
+	}
+	if p.src.deleteMissing {
+		if p.badEntries > bad {
+			// An entry that could not be read may be a resource the Source
+			// still has: deleting on its absence could lose it.
+			p.h.m.errors.WithLabelValues(p.src.Name, kindDeletesSkipped).Inc()
+			p.log.Warn("baseline had unreadable entries, deletions not inferred this time", "uri", uri, "bad", p.badEntries-bad)
+		} else if err := p.deleteMissing(ctx, uri, b); err != nil {
+			return err
+		}
+	}
+	if hasChangeList && !b.at.IsZero() {
+		if err := p.set(ctx, curChanges, b.at.UTC().Format(time.RFC3339Nano)); err != nil {
+			return err
+		}
+		p.st.changes, p.st.tie = b.at, map[string]bool{}
+	}
+	p.log.Info("baseline done", "uri", uri, "listed", b.seen.len(), "queued", b.emitted, "at", b.at)
+	now := time.Now()
+	p.st.baseline = now
+	return p.set(ctx, curBaseline, now.UTC().Format(time.RFC3339Nano))
+}
+
+// baselineIndex walks every Resource List of an Index, in order; d is
+// closed before the parts are read.
+func (p *pass) baselineIndex(ctx context.Context, d *document, b *baselineRun) error {
+	var parts []string
+	for {
+		e, err := p.next(d)
+		if errors.Is(err, errEOF) {
+			break
+		}
+		if err != nil {
+			d.Close()
+			return err
+		}
+		parts = append(parts, resolve(d.uri, e.Loc))
+	}
+	d.Close()
+	for _, part := range parts {
+		pd, err := p.open(ctx, part, validators{})
+		if err != nil {
+			return err
+		}
+		if k := pd.r.Header().Kind(); k != resourcesync.KindResourceList && k != resourcesync.KindSitemap {
+			pd.Close()
+			p.h.m.errors.WithLabelValues(p.src.Name, kindDocument).Inc()
+			return fmt.Errorf("source %s: %s, listed by Resource List Index %s, is a %s", p.src.Name, part, d.uri, k)
+		}
+		b.noteAt(pd.r.Header().MD.At)
+		err = p.baselineList(ctx, pd, b)
+		pd.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// baselineList compares every entry of one Resource List with the catalog.
+func (p *pass) baselineList(ctx context.Context, d *document, b *baselineRun) error {
+	listAt := d.r.Header().MD.At
+	for {
+		e, err := p.next(d)
+		if errors.Is(err, errEOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if !p.allowed(d, e) {
+			continue
+		}
+		b.seen.add(e.Loc)
+		op, err := p.compare(ctx, e)
+		if err != nil {
+			return err
+		}
+		if op == "" {
+			continue
+		}
+		t := e.LastMod
+		if t.IsZero() {
+			t = listAt
+		}
+		if err := p.publish(ctx, p.change(d.uri, e, op, t)); err != nil {
+			return err
+		}
+		b.emitted++
+	}
+}
+
+// compare says what a baseline entry means given what the aggregator
+// holds: created, updated, or "" when nothing differs.
+func (p *pass) compare(ctx context.Context, e *resourcesync.Entry) (string, error) {
+	r, err := p.h.deps.Held.Resource(ctx, p.src.Collection, e.Loc)
+	if errors.Is(err, sqlite.ErrNotFound) {
+		return resourcesync.Created, nil
+	}
+	if err != nil {
+		p.h.m.errors.WithLabelValues(p.src.Name, kindCatalog).Inc()
+		return "", fmt.Errorf("source %s: look up %s in the catalog: %w", p.src.Name, e.Loc, err)
+	}
+	if r.Deleted {
+		return resourcesync.Created, nil
+	}
+	if differs(r, e) {
+		return resourcesync.Updated, nil
+	}
+	return "", nil
+}
+
+// differs compares an entry with the resource held, on what the entry
+// states: a digest of an algorithm the catalog keeps, the length, the
+// lastmod.
+func differs(r *sqlite.Resource, e *resourcesync.Entry) bool {
+	if e.MD != nil {
+		if v := e.MD.Hash.Get(resourcesync.SHA256); v != "" && r.SHA256 != "" && v != r.SHA256 {
+			return true
+		}
+		if v := e.MD.Hash.Get(resourcesync.MD5); v != "" && r.MD5 != "" && v != r.MD5 {
+			return true
+		}
+		if e.MD.Length != nil && *e.MD.Length != r.Length {
+			return true
+		}
+	}
+	return !e.LastMod.IsZero() && !e.LastMod.Equal(r.Upstream.Modified)
+}
+
+// deleteMissing queues a deletion for each resource held from the Source
+// that the baseline did not list. A resource whose last change at the
+// Source is later than the list's at was created after the snapshot, and is
+// left alone.
+func (p *pass) deleteMissing(ctx context.Context, uri string, b *baselineRun) error {
+	var perr error
+	err := p.h.deps.Held.SourceResources(ctx, p.src.Name, func(r *sqlite.Resource) error {
+		if r.Deleted || r.Collection != p.src.Collection || b.seen.has(r.URI) {
+			return nil
+		}
+		if !b.at.IsZero() && r.Upstream.Time.After(b.at) {
+			return nil
+		}
+		// The catalog reads a page before calling back, so queuing here
+		// holds no transaction open.
+		if perr = p.publish(ctx, &viaduct.Change{
+			Source: p.src.Name, Collection: r.Collection, URI: r.URI, Op: resourcesync.Deleted,
+			Time: b.at, Doc: uri,
+		}); perr != nil {
+			return perr
+		}
+		b.emitted++
+		return nil
+	})
+	if perr != nil {
+		return perr
+	}
+	if err != nil {
+		p.h.m.errors.WithLabelValues(p.src.Name, kindCatalog).Inc()
+		return fmt.Errorf("source %s: list resources held to find those %s no longer lists: %w", p.src.Name, uri, err)
+	}
+	return nil
+}

@@ -1,0 +1,191 @@
+package harvester
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/resourcesync"
+)
+
+// ErrNonChronological is wrapped by the error for a Change List whose
+// entries are not in forward chronological order. None of its changes is
+// queued and the cursor does not move past it.
+var ErrNonChronological = errors.New("Change List is not in forward chronological order")
+
+// incremental processes the Change List Index (or lone Change List) at
+// uri from the change cursor on. Unchanged documents are not read again:
+// every GET is conditional on the validators kept from the last read.
+func (p *pass) incremental(ctx context.Context, uri string) error {
+	d, err := p.open(ctx, uri, p.st.validators[uri])
+	var children []child
+	switch {
+	case errors.Is(err, errNotModified):
+		if p.st.index.URI != uri {
+			return nil // a lone Change List, unchanged
+		}
+		children = p.st.index.Children
+	case err != nil:
+		return err
+	default:
+		switch k := d.r.Header().Kind(); k {
+		case resourcesync.KindChangeList:
+			defer d.Close()
+			return p.changeList(ctx, d)
+		case resourcesync.KindChangeListIndex:
+			children, err = p.readIndex(d)
+			d.Close()
+			if err != nil {
+				return err
+			}
+			p.st.index = savedIndex{URI: uri, Children: children}
+			if err := p.setJSON(ctx, curIndex, p.st.index); err != nil {
+				return err
+			}
+			if err := p.keepValidators(ctx, uri, d.val); err != nil {
+				return err
+			}
+		default:
+			d.Close()
+			p.h.m.errors.WithLabelValues(p.src.Name, kindDocument).Inc()
+			return fmt.Errorf("source %s: %s is a %s, not a Change List or Change List Index", p.src.Name, uri, k)
+		}
+	}
+	for _, c := range children {
+		if !c.Until.IsZero() && c.Until.Before(p.st.changes) {
+			continue // closed before the cursor: fully processed
+		}
+		cd, err := p.open(ctx, c.Loc, p.st.validators[c.Loc])
+		if errors.Is(err, errNotModified) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if k := cd.r.Header().Kind(); k != resourcesync.KindChangeList {
+			cd.Close()
+			p.h.m.errors.WithLabelValues(p.src.Name, kindDocument).Inc()
+			return fmt.Errorf("source %s: %s, listed by Change List Index %s, is a %s", p.src.Name, c.Loc, uri, k)
+		}
+		err = p.changeList(ctx, cd)
+		cd.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readIndex reads the Change Lists of an Index, in its order.
+func (p *pass) readIndex(d *document) ([]child, error) {
+	var out []child
+	for {
+		e, err := p.next(d)
+		if errors.Is(err, errEOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		c := child{Loc: resolve(d.uri, e.Loc)}
+		if e.MD != nil {
+			c.From, c.Until = e.MD.From, e.MD.Until
+		}
+		out = append(out, c)
+	}
+}
+
+// changeList processes one Change List: it reads every entry first, so
+// that a list found out of order is refused whole, keeps the changes at or
+// after the cursor (equal times included, less those already queued at
+// exactly that time), coalesces several changes of one URI into the last,
+// queues them in order and then advances the cursor to the greatest change
+// time read.
+func (p *pass) changeList(ctx context.Context, d *document) error {
+	var (
+		batch []*viaduct.Change
+		last  = map[string]int{}
+		prev  time.Time
+		maxT  time.Time
+		atMax []string // ids of every change at maxT, coalesced ones included
+	)
+	for {
+		e, err := p.next(d)
+		if errors.Is(err, errEOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		t := e.ChangeTime()
+		if t.IsZero() || e.MD == nil || e.MD.Change == "" {
+			p.badEntries++
+			p.h.m.errors.WithLabelValues(p.src.Name, kindEntry).Inc()
+			p.log.Warn("Change List entry without a change or a time, skipped", "uri", d.uri, "line", e.Line, "loc", e.Loc)
+			continue
+		}
+		if t.Before(prev) {
+			p.h.m.errors.WithLabelValues(p.src.Name, kindChronology).Inc()
+			return fmt.Errorf("source %s: %s line %d: change of %s at %s comes after one at %s: %w",
+				p.src.Name, d.uri, e.Line, e.Loc, resourcesync.FormatTime(t), resourcesync.FormatTime(prev), ErrNonChronological)
+		}
+		prev = t
+		if t.Before(p.st.changes) || !p.allowed(d, e) {
+			continue
+		}
+		c := p.change(d.uri, e, e.MD.Change, t)
+		id := c.MsgID()
+		if t.After(maxT) {
+			maxT, atMax = t, atMax[:0]
+		}
+		atMax = append(atMax, id)
+		if t.Equal(p.st.changes) && p.st.tie[id] {
+			continue // queued by an earlier read
+		}
+		if i, ok := last[c.URI]; ok {
+			batch[i] = nil
+		}
+		last[c.URI] = len(batch)
+		batch = append(batch, c)
+	}
+	n := 0
+	for _, c := range batch {
+		if c == nil {
+			continue
+		}
+		if err := p.publish(ctx, c); err != nil {
+			return err
+		}
+		n++
+	}
+	if !maxT.IsZero() {
+		if err := p.advance(ctx, maxT, atMax); err != nil {
+			return err
+		}
+	}
+	if n > 0 {
+		p.log.Info("Change List processed", "uri", d.uri, "queued", n, "cursor", p.st.changes)
+	}
+	return p.keepValidators(ctx, d.uri, d.val)
+}
+
+// keepValidators records a processed document's validators, for the next
+// read to be conditional, and forgets those of documents no longer listed.
+func (p *pass) keepValidators(ctx context.Context, uri string, v validators) error {
+	if v.ETag == "" && v.LastModified == "" {
+		return nil
+	}
+	p.st.validators[uri] = v
+	keep := map[string]bool{uri: true, p.st.index.URI: true}
+	for _, c := range p.st.index.Children {
+		keep[c.Loc] = true
+	}
+	for k := range p.st.validators {
+		if !keep[k] {
+			delete(p.st.validators, k)
+		}
+	}
+	return p.setJSON(ctx, curValidators, p.st.validators)
+}

@@ -1,0 +1,201 @@
+package harvester
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/robfig/cron/v3"
+	"github.com/viaduct-mirror/viaduct/upstream"
+)
+
+// SourceConfig is one upstream Source in the operator's configuration file.
+// Fields left out take the harvester Config's defaults.
+type SourceConfig struct {
+	// Name identifies the Source in cursors, metrics, logs and on the
+	// CHANGES subjects. Required and unique; renaming a Source makes it a
+	// new one, harvested again from its baseline.
+	Name string `yaml:"name"`
+	// URL is where to find the Source: its Source Description, its
+	// Capability List, its home page, or any URL discovery accepts.
+	URL string `yaml:"url"`
+	// Collection is the aggregator's collection its resources go to.
+	// Default: the Source's name.
+	Collection string `yaml:"collection"`
+	// Schedule is when to poll the Source for changes: a cron expression
+	// (the seconds field optional) or a descriptor such as "@every 5m" or
+	// "@hourly". Default: Config.Schedule.
+	Schedule string `yaml:"schedule"`
+	// BaselineSchedule is when to redo a full baseline from the Resource
+	// List although the Source offers Change Lists, to catch what the
+	// Change Lists missed. Left out: Config.BaselineSchedule; an empty
+	// string: never. A Source without Change Lists gets a baseline on every
+	// poll regardless.
+	BaselineSchedule *string `yaml:"baseline_schedule"`
+	// DeleteMissing makes a resource the aggregator holds and the Source's
+	// Resource List no longer lists a deletion. Default: Config.DeleteMissing.
+	DeleteMissing *bool `yaml:"delete_missing"`
+	// Authorities are extra authorities ("https://mirror.example.org") the
+	// Source's documents may point at, such as its mirrors. Only the URL's
+	// own authority is allowed otherwise.
+	Authorities []string `yaml:"authorities"`
+	// AllowLoopback and AllowPrivate let this Source be, or point at,
+	// a loopback or private address. Default: Config's, which are off.
+	AllowLoopback *bool `yaml:"allow_loopback"`
+	AllowPrivate  *bool `yaml:"allow_private"`
+}
+
+// Config is the harvester as a whole: the defaults every Source inherits
+// and the bounds on the work it does.
+type Config struct {
+	// Schedule is the default polling schedule. Default "@every 5m".
+	Schedule string `yaml:"schedule"`
+	// BaselineSchedule is the default schedule of full baselines; empty
+	// means never. Default "@weekly".
+	BaselineSchedule string `yaml:"baseline_schedule"`
+	// DeleteMissing is the default of SourceConfig.DeleteMissing. Default
+	// true.
+	DeleteMissing bool `yaml:"delete_missing"`
+	// AllowLoopback and AllowPrivate are the defaults of the Source fields
+	// of the same names. Default false.
+	AllowLoopback bool `yaml:"allow_loopback"`
+	AllowPrivate  bool `yaml:"allow_private"`
+	// MaxEntries bounds the entries of one document. A Change List's
+	// changes are held in memory until all of them have been read (so that
+	// a list found out of order half-way is not applied at all), so this
+	// also bounds that memory: roughly 300 bytes per change. Default
+	// 1,000,000.
+	MaxEntries int `yaml:"max_entries"`
+	// MaxDocumentBytes bounds the size of one document, after gzip
+	// decoding. Default 256 MiB.
+	MaxDocumentBytes int64 `yaml:"max_document_bytes"`
+	// Concurrency is how many Sources are polled at once. Default 4.
+	Concurrency int `yaml:"concurrency"`
+	// PassTimeout bounds one pass over one Source, baseline included.
+	// Default 1h.
+	PassTimeout time.Duration `yaml:"pass_timeout"`
+}
+
+// Defaults is the Config an operator gets without saying anything.
+func Defaults() Config {
+	return Config{
+		Schedule:         "@every 5m",
+		BaselineSchedule: "@weekly",
+		DeleteMissing:    true,
+		MaxEntries:       1_000_000,
+		MaxDocumentBytes: 256 << 20,
+		Concurrency:      4,
+		PassTimeout:      time.Hour,
+	}
+}
+
+// cronParser reads schedules: a standard five-field expression, an optional
+// leading seconds field, or a descriptor.
+var cronParser = cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+
+// Validate reports the first setting that cannot work, naming its field.
+func (c *Config) Validate() error {
+	if _, err := cronParser.Parse(c.Schedule); err != nil {
+		return fmt.Errorf("schedule: %q: %w", c.Schedule, err)
+	}
+	if c.BaselineSchedule != "" {
+		if _, err := cronParser.Parse(c.BaselineSchedule); err != nil {
+			return fmt.Errorf("baseline_schedule: %q: %w", c.BaselineSchedule, err)
+		}
+	}
+	switch {
+	case c.MaxEntries <= 0:
+		return errors.New("max_entries: must be positive")
+	case c.MaxDocumentBytes <= 0:
+		return errors.New("max_document_bytes: must be positive")
+	case c.Concurrency <= 0:
+		return errors.New("concurrency: must be positive")
+	case c.PassTimeout <= 0:
+		return errors.New("pass_timeout: must be positive")
+	}
+	return nil
+}
+
+// ValidateSources checks the Sources against c: every field parses, names
+// are present and unique. Errors name the field as sources[i].field.
+func (c *Config) ValidateSources(sources []SourceConfig) error {
+	seen := make(map[string]int, len(sources))
+	for i, s := range sources {
+		at := func(field string) string { return fmt.Sprintf("sources[%d].%s", i, field) }
+		if s.Name == "" {
+			return fmt.Errorf("%s: required", at("name"))
+		}
+		if j, dup := seen[s.Name]; dup {
+			return fmt.Errorf("%s: %q is already the name of sources[%d]", at("name"), s.Name, j)
+		}
+		seen[s.Name] = i
+		if s.URL == "" {
+			return fmt.Errorf("%s: required (source %q)", at("url"), s.Name)
+		}
+		if u, err := url.Parse(s.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("%s: %q is not an absolute http or https URL (source %q)", at("url"), s.URL, s.Name)
+		}
+		if s.Schedule != "" {
+			if _, err := cronParser.Parse(s.Schedule); err != nil {
+				return fmt.Errorf("%s: %q: %w (source %q)", at("schedule"), s.Schedule, err, s.Name)
+			}
+		}
+		if s.BaselineSchedule != nil && *s.BaselineSchedule != "" {
+			if _, err := cronParser.Parse(*s.BaselineSchedule); err != nil {
+				return fmt.Errorf("%s: %q: %w (source %q)", at("baseline_schedule"), *s.BaselineSchedule, err, s.Name)
+			}
+		}
+		for k, a := range s.Authorities {
+			if _, err := upstream.ParseAuthority(a); err != nil {
+				return fmt.Errorf("%s: %q: %w (source %q)", at(fmt.Sprintf("authorities[%d]", k)), a, err, s.Name)
+			}
+		}
+	}
+	return nil
+}
+
+// resolved is a Source with every default filled in and its schedules
+// parsed.
+type resolved struct {
+	SourceConfig
+	schedule      cron.Schedule
+	baseline      cron.Schedule // nil: never
+	deleteMissing bool
+	loopback      bool
+	private       bool
+}
+
+// resolve fills in s's defaults from c; s has been validated.
+func (c *Config) resolve(s SourceConfig) (*resolved, error) {
+	r := &resolved{SourceConfig: s, deleteMissing: c.DeleteMissing, loopback: c.AllowLoopback, private: c.AllowPrivate}
+	if r.Collection == "" {
+		r.Collection = s.Name
+	}
+	if r.Schedule == "" {
+		r.Schedule = c.Schedule
+	}
+	var err error
+	if r.schedule, err = cronParser.Parse(r.Schedule); err != nil {
+		return nil, fmt.Errorf("source %q: schedule %q: %w", s.Name, r.Schedule, err)
+	}
+	bs := c.BaselineSchedule
+	if s.BaselineSchedule != nil {
+		bs = *s.BaselineSchedule
+	}
+	if bs != "" {
+		if r.baseline, err = cronParser.Parse(bs); err != nil {
+			return nil, fmt.Errorf("source %q: baseline_schedule %q: %w", s.Name, bs, err)
+		}
+	}
+	if s.DeleteMissing != nil {
+		r.deleteMissing = *s.DeleteMissing
+	}
+	if s.AllowLoopback != nil {
+		r.loopback = *s.AllowLoopback
+	}
+	if s.AllowPrivate != nil {
+		r.private = *s.AllowPrivate
+	}
+	return r, nil
+}

@@ -1,0 +1,41 @@
+package harvester
+
+import (
+	"context"
+
+	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/storage/sqlite"
+	"github.com/viaduct-mirror/viaduct/upstream"
+)
+
+// Cursors keeps the harvester's per-source positions: the Source's own
+// times and document validators, never the local clock.
+type Cursors interface {
+	Cursor(ctx context.Context, source, name string) (string, error)
+	SetCursor(ctx context.Context, source, name, value string) error
+}
+
+// Held is what the aggregator holds, which a baseline is compared with.
+type Held interface {
+	Resource(ctx context.Context, collection, uri string) (*sqlite.Resource, error)
+	SourceResources(ctx context.Context, source string, fn func(*sqlite.Resource) error) error
+}
+
+// Publisher queues Changes durably: when PublishChange returns nil the
+// change is stored in the stream.
+type Publisher interface {
+	PublishChange(ctx context.Context, c *viaduct.Change) error
+}
+
+// Deps are the harvester's collaborators.
+type Deps struct {
+	// Client makes every request; each Source gets a Client derived from
+	// it under the Source's own Policy.
+	Client *upstream.Client
+	// Upstream is the Config Client was built with: the base of every
+	// Source's Policy, to which the Source adds its authorities.
+	Upstream  upstream.Config
+	Cursors   Cursors
+	Held      Held
+	Publisher Publisher
+}

@@ -1,0 +1,95 @@
+package harvester
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/viaduct-mirror/viaduct/resourcesync"
+	"github.com/viaduct-mirror/viaduct/upstream"
+)
+
+// document is one ResourceSync document being read.
+type document struct {
+	uri  string
+	r    *resourcesync.Reader
+	body io.Closer
+	val  validators
+}
+
+func (d *document) Close() error { return d.body.Close() }
+
+// errNotModified is returned by open for a conditional GET answered 304.
+var errNotModified = errors.New("not modified")
+
+// open GETs uri (conditionally when prev has validators) and reads its
+// header. The error names the Source and the URI; it wraps
+// errNotModified, an *upstream.Error or a *resourcesync.Error.
+func (p *pass) open(ctx context.Context, uri string, prev validators) (*document, error) {
+	resp, err := p.client.Get(ctx, upstream.Request{
+		URI:          uri,
+		Source:       p.src.Name,
+		ETag:         prev.ETag,
+		LastModified: prev.LastModified,
+		Gzip:         true,
+		MaxBytes:     p.h.cfg.MaxDocumentBytes,
+	})
+	if err != nil {
+		p.h.m.errors.WithLabelValues(p.src.Name, kindFetch).Inc()
+		return nil, fmt.Errorf("source %s: GET %s: %w", p.src.Name, uri, err)
+	}
+	if resp.NotModified {
+		resp.Body.Close()
+		return nil, fmt.Errorf("source %s: %s: %w", p.src.Name, uri, errNotModified)
+	}
+	lim := resourcesync.DefaultLimits()
+	lim.MaxEntries = p.h.cfg.MaxEntries
+	lim.MaxBytes = p.h.cfg.MaxDocumentBytes
+	lim.MaxDecompressed = p.h.cfg.MaxDocumentBytes
+	r, err := resourcesync.NewReader(resp.Body, lim)
+	if err != nil {
+		resp.Body.Close()
+		p.h.m.errors.WithLabelValues(p.src.Name, kindDocument).Inc()
+		return nil, fmt.Errorf("source %s: read %s: %w", p.src.Name, uri, err)
+	}
+	return &document{uri: uri, r: r, body: resp.Body, val: validators{ETag: resp.ETag, LastModified: resp.LastModified}}, nil
+}
+
+// next returns the document's next entry, io.EOF at its end. An entry the
+// reader could not make sense of is logged, counted and skipped; bad
+// reports whether that happened, so that a baseline does not take a
+// skipped entry for a deleted resource.
+func (p *pass) next(d *document) (e *resourcesync.Entry, err error) {
+	for {
+		e, err = d.r.Next()
+		if err == nil || errors.Is(err, io.EOF) {
+			return e, err
+		}
+		var rerr *resourcesync.Error
+		if errors.As(err, &rerr) && !rerr.Fatal {
+			p.badEntries++
+			p.h.m.errors.WithLabelValues(p.src.Name, kindEntry).Inc()
+			p.log.Warn("skipped a bad entry", "uri", d.uri, "line", rerr.Line, "err", rerr.Err)
+			continue
+		}
+		p.h.m.errors.WithLabelValues(p.src.Name, kindDocument).Inc()
+		return nil, fmt.Errorf("source %s: read %s: %w", p.src.Name, d.uri, err)
+	}
+}
+
+// allowed reports whether loc may be queued: inside the Source's Policy.
+// A loc outside it is logged and counted, never queued.
+func (p *pass) allowed(d *document, e *resourcesync.Entry) bool {
+	err := p.policy.Allow(e.Loc)
+	if err == nil {
+		return true
+	}
+	p.h.m.errors.WithLabelValues(p.src.Name, kindForbiddenLoc).Inc()
+	p.log.Error("entry outside what the Source may point at, not queued",
+		"uri", d.uri, "line", e.Line, "loc", e.Loc, "err", err)
+	return false
+}
+
+// errEOF is io.EOF, named for readability where entries are walked.
+var errEOF = io.EOF
