@@ -1,11 +1,14 @@
 package queue_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/viaduct-mirror/viaduct/queue"
+	"github.com/viaduct-mirror/viaduct/queue/queuetest"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -91,5 +94,22 @@ func TestOpenRejectsInvalidConfig(t *testing.T) {
 	if q, err := queue.Open(t.Context(), cfg, nil); err == nil {
 		q.Close()
 		t.Fatal("Open accepted an embedded configuration without a dir")
+	}
+}
+
+func TestOpenReportsStoreFailure(t *testing.T) {
+	cfg := queuetest.Config(t)
+	cfg.Dir = filepath.Join(cfg.Dir, "file")
+	if err := os.WriteFile(cfg.Dir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	q, err := queue.Open(t.Context(), cfg, nil)
+	if err == nil {
+		q.Close()
+		t.Fatal("Open succeeded with a store directory that is a file")
+	}
+	if !strings.Contains(err.Error(), "not a directory") || time.Since(start) > 10*time.Second {
+		t.Fatalf("after %s: %v", time.Since(start), err)
 	}
 }

@@ -3,6 +3,33 @@
 // change log and the dead-letter stream, their subjects, and publishing with
 // Nats-Msg-Id de-duplication.
 //
-// Nothing is dropped silently: a message that cannot be processed after its
-// last delivery attempt goes to the dead-letter stream with its reason.
+// Streams and subjects:
+//
+//   - CHANGES (work queue, changes.<source>): one message per upstream
+//     change. All fetch workers, on every node, share one durable pull
+//     consumer; a change is removed once acked or dead-lettered. A full
+//     store refuses new changes rather than dropping queued ones.
+//   - EVENTS (limits, events.<collection>): the aggregator's change log.
+//     Its sequence is the global order of changes and its timestamp the
+//     change time; every node's applier reads it in order.
+//   - DEADLETTER (limits, dead.changes.<source>): the original payload,
+//     with the reason, evidence and origin in Viaduct-* headers.
+//
+// Source and collection names become one subject token through
+// EncodeToken, which is reversible; the payload also carries them.
+//
+// Messages are JSON. Their Nats-Msg-Id is the message's MsgID, so a change
+// or event published twice within the duplicate window is stored once and
+// the repeat gets the original's sequence. Trace context travels in the
+// message headers (W3C traceparent by default).
+//
+// The contract with workers: ack only once the effect is durable; Nak to
+// retry; on the last attempt (ChangeMsg.LastAttempt) dead-letter instead of
+// failing again. A change that runs out of deliveries anyway (the worker
+// crashed on its last attempt) is dead-lettered by the queue itself, and a
+// change that does not decode is dead-lettered when it is fetched.
+//
+// Nothing is dropped silently: this package never acks what it did not
+// process, never deletes from CHANGES what it has not dead-lettered first,
+// and reports a gap in EVENTS (ErrEventsGap) instead of skipping it.
 package queue

@@ -42,11 +42,17 @@ func startServer(ctx context.Context, cfg *Config, log *slog.Logger) (*server.Se
 	s.SetLoggerV2(sl, cfg.Debug, false, false)
 	s.Start()
 
-	deadline := startTimeout
-	if d, ok := ctx.Deadline(); ok && time.Until(d) < deadline {
-		deadline = time.Until(d)
+	deadline := time.Now().Add(startTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
 	}
-	if !s.ReadyForConnections(deadline) || !s.JetStreamEnabled() {
+	// Poll, so that a start that has already failed (a store directory
+	// that is a file) is reported at once rather than at the deadline.
+	ready := false
+	for !ready && !sl.failed() && ctx.Err() == nil && time.Now().Before(deadline) {
+		ready = s.ReadyForConnections(50 * time.Millisecond)
+	}
+	if !ready || !s.JetStreamEnabled() {
 		s.Shutdown()
 		s.WaitForShutdown()
 		return nil, fmt.Errorf("queue: start embedded server with JetStream in %s: %w", cfg.Dir, sl.failure())
@@ -55,13 +61,15 @@ func startServer(ctx context.Context, cfg *Config, log *slog.Logger) (*server.Se
 }
 
 // serverLog hands nats-server's log lines to slog, and remembers the last
-// fatal or error line so that a failed start can say why.
+// error line so that a failed start can say why, and whether the server
+// gave up (a fatal line) so that Open need not wait for it.
 type serverLog struct {
 	log   *slog.Logger
 	debug bool
 
-	mu   sync.Mutex
-	last string
+	mu    sync.Mutex
+	last  string
+	fatal bool // the server gave up starting
 }
 
 var _ server.Logger = (*serverLog)(nil)
@@ -74,9 +82,9 @@ func (l *serverLog) Noticef(format string, v ...any) {
 
 func (l *serverLog) Warnf(format string, v ...any) { l.log.Warn(fmt.Sprintf(format, v...)) }
 
-func (l *serverLog) Fatalf(format string, v ...any) { l.remember(slog.LevelError, format, v) }
+func (l *serverLog) Fatalf(format string, v ...any) { l.remember(true, format, v) }
 
-func (l *serverLog) Errorf(format string, v ...any) { l.remember(slog.LevelError, format, v) }
+func (l *serverLog) Errorf(format string, v ...any) { l.remember(false, format, v) }
 
 func (l *serverLog) Debugf(format string, v ...any) {
 	if l.debug {
@@ -86,12 +94,19 @@ func (l *serverLog) Debugf(format string, v ...any) {
 
 func (l *serverLog) Tracef(format string, v ...any) {}
 
-func (l *serverLog) remember(level slog.Level, format string, v []any) {
+func (l *serverLog) remember(fatal bool, format string, v []any) {
 	msg := fmt.Sprintf(format, v...)
-	l.log.Log(context.Background(), level, msg)
+	l.log.Error(msg)
 	l.mu.Lock()
 	l.last = msg
+	l.fatal = l.fatal || fatal
 	l.mu.Unlock()
+}
+
+func (l *serverLog) failed() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.fatal
 }
 
 func (l *serverLog) failure() error {

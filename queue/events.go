@@ -11,6 +11,12 @@ import (
 	"github.com/viaduct-mirror/viaduct"
 )
 
+// ErrEventsGap means events the caller asked for are no longer in EVENTS
+// (aged out or removed). The applier's catalog cannot be brought up to
+// date from the stream and must be rebuilt; carrying on would silently
+// miss changes.
+var ErrEventsGap = errors.New("events missing from the stream")
+
 // EventFunc applies one event. seq is its EVENTS sequence, the
 // aggregator's global order; at is when it was stored, the aggregator's
 // change time; ctx carries the publisher's trace context.
@@ -20,7 +26,8 @@ type EventFunc func(ctx context.Context, seq uint64, at time.Time, ev *viaduct.E
 // to fn, and keeps delivering new ones as they are published. It returns
 // when ctx is done (ctx.Err()) or fn fails (its error, wrapped). Each node
 // calls it with the sequence after the last one its catalog applied, so a
-// restart resumes exactly. An event that does not decode stops delivery
+// restart resumes exactly. If events from fromSeq on are no longer in the
+// stream, Events returns ErrEventsGap. An event that does not decode stops delivery
 // with an error naming its sequence: skipping it would corrupt the catalog.
 func (q *Queue) Events(ctx context.Context, fromSeq uint64, fn EventFunc) error {
 	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{eventsPrefix + ">"}}
@@ -39,6 +46,7 @@ func (q *Queue) Events(ctx context.Context, fromSeq uint64, fn EventFunc) error 
 	defer it.Stop()
 	stop := context.AfterFunc(ctx, it.Stop)
 	defer stop()
+	expect := max(fromSeq, 1)
 	for {
 		msg, err := it.Next()
 		if err != nil {
@@ -55,6 +63,10 @@ func (q *Queue) Events(ctx context.Context, fromSeq uint64, fn EventFunc) error 
 			return fmt.Errorf("queue: read metadata of %s message: %w", StreamEvents, err)
 		}
 		seq := meta.Sequence.Stream
+		if seq != expect {
+			return fmt.Errorf("queue: %s %d-%d: %w", StreamEvents, expect, seq-1, ErrEventsGap)
+		}
+		expect = seq + 1
 		var ev viaduct.Event
 		if err := json.Unmarshal(msg.Data(), &ev); err != nil {
 			return fmt.Errorf("queue: decode event %d on %s: %w", seq, msg.Subject(), err)

@@ -114,3 +114,22 @@ func TestEventsFollowsNewEventsAndStopsOnError(t *testing.T) {
 		t.Fatalf("Events returned %v, want the applier's error", err)
 	}
 }
+
+func TestEventsReportsAGap(t *testing.T) {
+	q := queuetest.Start(t)
+	publishEvents(t, q, 5)
+	s, err := q.JetStream().Stream(context.Background(), queue.StreamEvents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteMsg(context.Background(), 2); err != nil {
+		t.Fatal(err)
+	}
+	err = q.Events(ctxTimeout(t, 10*time.Second), 1, func(context.Context, uint64, time.Time, *viaduct.Event) error { return nil })
+	if !errors.Is(err, queue.ErrEventsGap) {
+		t.Fatalf("Events over a removed event returned %v, want ErrEventsGap", err)
+	}
+	if got := readEvents(t, q, 3); len(got) != 3 || got[0].seq != 3 {
+		t.Fatalf("from 3: %+v", got)
+	}
+}
