@@ -145,7 +145,22 @@ func (h *Hasher) Sum() Hashes {
 // digests of known algorithms are lowercased, as in ParseHashes.
 func ParseHashesLoose(s string) (Hashes, error) {
 	var hs Hashes
-	for _, f := range strings.Fields(s) {
+	for s != "" {
+		// Split on white space by hand: this runs for every entry, and
+		// strings.Fields allocates.
+		i := 0
+		for i < len(s) && isSpace(s[i]) {
+			i++
+		}
+		j := i
+		for j < len(s) && !isSpace(s[j]) {
+			j++
+		}
+		f := s[i:j]
+		s = s[j:]
+		if f == "" {
+			break
+		}
 		alg, val, ok := strings.Cut(f, ":")
 		if !ok || alg == "" || val == "" {
 			return nil, fmt.Errorf("hash %q: want algorithm:digest", f)
@@ -156,10 +171,15 @@ func ParseHashesLoose(s string) (Hashes, error) {
 				val = low
 			}
 		}
+		if hs == nil {
+			hs = make(Hashes, 0, 1)
+		}
 		hs = append(hs, Hash{Alg: alg, Value: val})
 	}
 	return hs, nil
 }
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 func isHex(s string) bool {
 	for i := 0; i < len(s); i++ {

@@ -163,16 +163,7 @@ func (r *Reader) readEntry(start *xml.StartElement) (*Entry, error) {
 		return nil, r.fatal(r.limitErr("MaxEntries", "more than %d entries", r.lim.MaxEntries))
 	}
 	e := &Entry{Line: r.Line()}
-	var bad *Error
-	fail := func(err error) {
-		if bad != nil {
-			return
-		}
-		if !errors.As(err, &bad) {
-			bad = &Error{Line: r.Line(), Err: err}
-		}
-		bad.Err = fmt.Errorf("<%s> %d: %w", r.entry, r.entries, bad.Err)
-	}
+	var bad error
 	depth := len(r.stack)
 	for {
 		tok, err := r.token()
@@ -184,10 +175,10 @@ func (r *Reader) readEntry(start *xml.StartElement) (*Entry, error) {
 			r.endElement()
 			if len(r.stack) < depth {
 				if bad == nil && e.Loc == "" {
-					fail(fmt.Errorf("no <loc>"))
+					bad = valueError{err: errors.New("no <loc>")}
 				}
 				if bad != nil {
-					return nil, bad
+					return nil, r.entryError(bad)
 				}
 				return e, nil
 			}
@@ -201,15 +192,38 @@ func (r *Reader) readEntry(start *xml.StartElement) (*Entry, error) {
 				if errors.As(err, &fe) && fe.Fatal || !isValueErr(err) {
 					return nil, r.fatal(err)
 				}
-				fail(err)
+				if ve, ok := err.(valueError); ok && ve.line == 0 {
+					ve.line = r.Line()
+					err = ve
+				}
+				if bad == nil {
+					bad = err
+				}
 			}
 		}
 	}
 }
 
+// entryError makes the non-fatal Error for the first problem of an entry,
+// keeping the line where it was found when it has one.
+func (r *Reader) entryError(err error) *Error {
+	e, ok := err.(*Error)
+	if !ok {
+		e = &Error{Line: r.Line(), Err: err}
+		if ve, ok := err.(valueError); ok && ve.line > 0 {
+			e.Line = ve.line
+		}
+	}
+	e.Err = fmt.Errorf("<%s> %d: %w", r.entry, r.entries, e.Err)
+	return e
+}
+
 // valueError marks an error in one value of an entry, after which the
 // document can still be read.
-type valueError struct{ err error }
+type valueError struct {
+	err  error
+	line int
+}
 
 func (v valueError) Error() string { return v.err.Error() }
 func (v valueError) Unwrap() error { return v.err }

@@ -19,25 +19,27 @@ func (r *Reader) entryChild(e *Entry, t *xml.StartElement, uri string) error {
 		}
 		e.Loc = s
 	case uri == SitemapNS && t.Name.Local == "lastmod":
-		s, err := r.readText("lastmod", r.lim.MaxAttrLen, "MaxAttrLen")
+		b, err := r.readBytes("lastmod", r.lim.MaxAttrLen, "MaxAttrLen")
 		if err != nil {
 			return err
 		}
-		if e.LastMod, err = ParseTime(s); err != nil {
-			return valueError{fmt.Errorf("lastmod: %w", err)}
+		var ok bool
+		if e.LastMod, ok = parseW3C(b); !ok {
+			_, err := ParseTime(string(b))
+			return valueError{err: fmt.Errorf("lastmod: %w", err)}
 		}
 	case uri == SitemapNS && t.Name.Local == "changefreq":
-		s, err := r.readText("changefreq", r.lim.MaxAttrLen, "MaxAttrLen")
+		b, err := r.readBytes("changefreq", r.lim.MaxAttrLen, "MaxAttrLen")
 		if err != nil {
 			return err
 		}
-		e.ChangeFreq = s
+		e.ChangeFreq = changeFreq(b)
 	case uri == RSNS && t.Name.Local == "md":
 		if e.MD != nil {
 			if err := r.skip(); err != nil {
 				return err
 			}
-			return valueError{fmt.Errorf("second <rs:md>")}
+			return valueError{err: fmt.Errorf("second <rs:md>")}
 		}
 		e.MD = new(MD)
 		err := r.parseMD(t.Attr, e.MD)
@@ -65,17 +67,38 @@ func (r *Reader) entryChild(e *Entry, t *xml.StartElement, uri string) error {
 	return nil
 }
 
-// readText reads the text content of the element just started, trimmed of
+// changeFreq returns the value of a changefreq element, without allocating
+// for the values the Sitemap protocol defines.
+func changeFreq(b []byte) string {
+	for _, v := range [...]string{"always", "hourly", "daily", "weekly", "monthly", "yearly", "never"} {
+		if string(b) == v {
+			return v
+		}
+	}
+	return string(b)
+}
+
+// readText is readBytes as a string.
+func (r *Reader) readText(name string, max int, limit string) (string, error) {
+	b, err := r.readBytes(name, max, limit)
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// readBytes reads the text content of the element just started, trimmed of
 // surrounding white space. An element inside it, or text over max bytes,
 // is a value error once the element has been read to its end.
-func (r *Reader) readText(name string, max int, limit string) (string, error) {
+// The bytes are valid until the next read.
+func (r *Reader) readBytes(name string, max int, limit string) ([]byte, error) {
 	r.text = r.text[:0]
 	depth := len(r.stack)
 	var bad error
 	for {
 		tok, err := r.token()
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		switch t := tok.(type) {
 		case xml.CharData:
@@ -87,15 +110,15 @@ func (r *Reader) readText(name string, max int, limit string) (string, error) {
 			}
 		case xml.StartElement:
 			if bad == nil {
-				bad = valueError{fmt.Errorf("<%s> inside <%s>", t.Name.Local, name)}
+				bad = valueError{err: fmt.Errorf("<%s> inside <%s>", t.Name.Local, name)}
 			}
 		case xml.EndElement:
 			r.endElement()
 			if len(r.stack) < depth {
 				if bad != nil {
-					return "", bad
+					return nil, bad
 				}
-				return string(bytes.TrimSpace(r.text)), nil
+				return bytes.TrimSpace(r.text), nil
 			}
 		}
 	}
@@ -145,7 +168,7 @@ func (r *Reader) parseMD(attrs []xml.Attr, md *MD) error {
 			md.Extra = append(md.Extra, a)
 		}
 		if err != nil {
-			bad = first(bad, valueError{fmt.Errorf("rs:md %w", err)})
+			bad = first(bad, valueError{err: fmt.Errorf("rs:md %w", err)})
 		}
 	}
 	return bad
@@ -193,7 +216,7 @@ func (r *Reader) parseLink(attrs []xml.Attr, l *Link) error {
 			l.Extra = append(l.Extra, a)
 		}
 		if err != nil {
-			bad = first(bad, valueError{fmt.Errorf("rs:ln %w", err)})
+			bad = first(bad, valueError{err: fmt.Errorf("rs:ln %w", err)})
 		}
 	}
 	return bad

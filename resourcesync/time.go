@@ -18,7 +18,9 @@ func ParseTime(s string) (time.Time, error) {
 	return t, nil
 }
 
-func parseW3C(s string) (time.Time, bool) {
+// parseW3C is generic so that the reader can parse text it holds as bytes
+// without making a string of it first.
+func parseW3C[T string | []byte](s T) (time.Time, bool) {
 	year, ok := digits(s, 0, 4)
 	if !ok {
 		return time.Time{}, false
@@ -90,8 +92,8 @@ func parseW3C(s string) (time.Time, bool) {
 }
 
 // parseTZD reads Z, +hh:mm or -hh:mm and returns the offset in seconds.
-func parseTZD(s string) (int, bool) {
-	if s == "Z" {
+func parseTZD[T string | []byte](s T) (int, bool) {
+	if len(s) == 1 && s[0] == 'Z' {
 		return 0, true
 	}
 	if len(s) != 6 || (s[0] != '+' && s[0] != '-') || s[3] != ':' {
@@ -109,12 +111,13 @@ func parseTZD(s string) (int, bool) {
 	return off, true
 }
 
-func digits(s string, at, n int) (int, bool) {
+func digits[T string | []byte](s T, at, n int) (int, bool) {
 	if at+n > len(s) {
 		return 0, false
 	}
 	v := 0
-	for _, c := range []byte(s[at : at+n]) {
+	for i := at; i < at+n; i++ {
+		c := s[i]
 		if c < '0' || c > '9' {
 			return 0, false
 		}
