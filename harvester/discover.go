@@ -32,6 +32,12 @@ type Discovery struct {
 	// document order, or, without a Source Description, the Capability List
 	// that was found.
 	CapabilityLists []CapabilityList
+	// Reached is the Capability List the start URI led to (itself, or by a
+	// resourcesync link, or up from a capability document), "" when the
+	// Source Description was found directly. It is the collection the
+	// start URI belongs to, which a caller harvesting one collection per
+	// configured URI should prefer over the Source Description's first.
+	Reached string
 	// Via lists the hops from Start to the document found: "start" when
 	// Start itself is the Source Description or Capability List, else a
 	// comma-separated path such as "HTML link, up link" or "robots.txt, up
@@ -213,6 +219,7 @@ func (d *discoverer) document(ctx context.Context, uri string, rd *resourcesync.
 		return true, ""
 	case resourcesync.KindCapabilityList:
 		d.out.Via = via
+		d.out.Reached = uri
 		d.out.CapabilityLists = []CapabilityList{capList(uri, h.Links)}
 		if l := h.Link("up"); l != nil {
 			d.up(ctx, resolve(uri, l.Href))

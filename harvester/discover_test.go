@@ -130,6 +130,13 @@ func TestDiscoverEntryPoints(t *testing.T) {
 			if len(got.CapabilityLists) == 2 && got.CapabilityLists[0].DescribedBy != s.URL+"/info_about_set1_of_resources.xml" {
 				t.Errorf("describedby %q", got.CapabilityLists[0].DescribedBy)
 			}
+			reached := s.URL + "/dataset1/capabilitylist.xml"
+			if strings.HasPrefix(tc.via, "well-known") || tc.via == "start" {
+				reached = ""
+			}
+			if got.Reached != reached {
+				t.Errorf("Reached %q, want %q", got.Reached, reached)
+			}
 			if got.Via != tc.via {
 				t.Errorf("Via %q, want %q; tried %q", got.Via, tc.via, got.Tried)
 			}
