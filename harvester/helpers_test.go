@@ -262,3 +262,18 @@ func expected(changes []sim.Change) []sim.Change {
 	}
 	return out
 }
+
+// eventually polls cond until it holds or d has passed.
+func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(d)
+	for !cond() {
+		select {
+		case <-tick.C:
+		case <-deadline:
+			t.Fatalf("waited %s for %s", d, what)
+		}
+	}
+}
