@@ -180,3 +180,17 @@ func TestRetryStopsOnCancel(t *testing.T) {
 		t.Errorf("got %v after %d requests, want context.Canceled after 1", err, s.hits.Load())
 	}
 }
+
+func TestRequestTimeoutTransient(t *testing.T) {
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+	var sl sleeps
+	cfg := testConfig(&sl)
+	cfg.RequestTimeout = 50 * time.Millisecond
+	cfg.MaxAttempts = 2
+	c := newClient(t, cfg, s.URL)
+	_, err := c.Get(context.Background(), Request{URI: s.URL, Source: "sim"})
+	wantKind(t, err, ErrTransient)
+	if !errors.Is(err, context.DeadlineExceeded) || s.hits.Load() != 2 {
+		t.Errorf("got %v after %d requests, want a deadline after 2 attempts", err, s.hits.Load())
+	}
+}
