@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
+	"slices"
 	"testing"
 	"time"
 
@@ -35,7 +36,9 @@ func TestFetchStoresVerifiesAndPublishes(t *testing.T) {
 
 // checkStored waits until every change has its event and CHANGES is
 // empty, then checks each event and blob against what the Source serves.
-func checkStored(t *testing.T, q *queue.Queue, store storage.Blobs, srv *sim.Server, changes []viaduct.Change) {
+// The events of noMD5 (published from a stored blob the catalog does not
+// know) carry no md5: a declared one is not trusted unverified.
+func checkStored(t *testing.T, q *queue.Queue, store storage.Blobs, srv *sim.Server, changes []viaduct.Change, noMD5 ...string) {
 	t.Helper()
 	eventually(t, 30*time.Second, "every change published and acked", func() bool {
 		return len(events(t, q)) == len(changes) && streamMsgs(t, q, queue.StreamChanges) == 0
@@ -48,6 +51,9 @@ func checkStored(t *testing.T, q *queue.Queue, store storage.Blobs, srv *sim.Ser
 	for _, c := range changes {
 		ev, ok := byURI[c.URI]
 		want := snap[c.URI]
+		if slices.Contains(noMD5, c.URI) {
+			want.MD5 = ""
+		}
 		switch {
 		case !ok:
 			t.Errorf("no event for %s", c.URI)
