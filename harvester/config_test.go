@@ -97,6 +97,7 @@ func TestRunPollsOnSchedule(t *testing.T) {
 	sc.Schedule = "@every 1s"
 	h, _ := e.harvester(Defaults(), sc)
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- h.Run(ctx) }()
 	eventually(t, 15*time.Second, "a pass after Run", func() bool { return counter(t, h, "passes", "s", "ok") >= 1 })
