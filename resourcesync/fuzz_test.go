@@ -29,7 +29,7 @@ func FuzzReader(f *testing.F) {
 	}
 	f.Add([]byte(extDoc))
 	f.Add(gz(f, []byte(extDoc)))
-	lim := Limits{MaxBytes: 1 << 20, MaxDecompressed: 4 << 20, MaxEntries: 1000, MaxAttrLen: 4096, MaxURILen: 2048, MaxDepth: 16}
+	lim := Limits{MaxBytes: 1 << 20, MaxDecompressed: 4 << 20, MaxEntries: 1000, MaxAttrLen: 4096, MaxURILen: 2048, MaxDepth: 16, MaxChildren: 64}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := NewReader(bytes.NewReader(data), lim)
 		if err != nil {

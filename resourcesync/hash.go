@@ -144,7 +144,13 @@ func (h *Hasher) Sum() Hashes {
 // kept as given, for a validator to flag and a verifier to ignore. Hex
 // digests of known algorithms are lowercased, as in ParseHashes.
 func ParseHashesLoose(s string) (Hashes, error) {
-	var hs Hashes
+	return parseHashesInto(nil, s)
+}
+
+// parseHashesInto is ParseHashesLoose appending to dst, so that the reader
+// can give it room allocated with the entry.
+func parseHashesInto(dst Hashes, s string) (Hashes, error) {
+	hs := dst
 	for s != "" {
 		// Split on white space by hand: this runs for every entry, and
 		// strings.Fields allocates.
@@ -171,10 +177,10 @@ func ParseHashesLoose(s string) (Hashes, error) {
 				val = low
 			}
 		}
-		if hs == nil {
-			hs = make(Hashes, 0, 1)
-		}
 		hs = append(hs, Hash{Alg: alg, Value: val})
+	}
+	if len(hs) == 0 {
+		return nil, nil
 	}
 	return hs, nil
 }

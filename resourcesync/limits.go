@@ -15,6 +15,7 @@ type Limits struct {
 	MaxAttrLen      int   // length of any attribute or text value, default 64 KiB
 	MaxURILen       int   // loc and href, default 8 KiB
 	MaxDepth        int   // element nesting, default 32
+	MaxChildren     int   // child elements of one entry, and of the root before the first entry (rs:ln, extensions...), default 1,024
 }
 
 // DefaultLimits returns the limits a harvester of public Sources can live
@@ -28,6 +29,7 @@ func DefaultLimits() Limits {
 		MaxAttrLen:      64 << 10,
 		MaxURILen:       8 << 10,
 		MaxDepth:        32,
+		MaxChildren:     1024,
 	}
 }
 
@@ -51,6 +53,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxDepth <= 0 {
 		l.MaxDepth = d.MaxDepth
+	}
+	if l.MaxChildren <= 0 {
+		l.MaxChildren = d.MaxChildren
 	}
 	return l
 }

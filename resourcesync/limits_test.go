@@ -201,3 +201,34 @@ func TestRefused(t *testing.T) {
 		t.Errorf("HTML: %v, want ErrNotSitemap naming the root", err)
 	}
 }
+
+func TestMaxChildren(t *testing.T) {
+	links := strings.Repeat(`<rs:ln rel="duplicate" href="http://m.example.com/a"/>`, 20)
+	d := doc(urlEl("http://example.com/a", links), urlEl("http://example.com/b"))
+	if err := readErr([]byte(d), Limits{}); err != nil {
+		t.Fatalf("within the default limits: %v", err)
+	}
+	r, err := NewReader(strings.NewReader(d), Limits{MaxChildren: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Next()
+	wantLimit(t, err, "MaxChildren", false)
+	if e, err := r.Next(); err != nil || e.Loc != "http://example.com/b" {
+		t.Fatalf("entry after: %v %v", e, err)
+	}
+	head := strings.Replace(doc(urlEl("http://example.com/a")), "<url>", links+"<url>", 1)
+	wantLimit(t, readErr([]byte(head), Limits{MaxChildren: 10}), "MaxChildren", true)
+}
+
+func TestLatin1(t *testing.T) {
+	d := []byte(strings.Replace(doc(urlEl("http://example.com/caf\xe9")), "UTF-8", "ISO-8859-1", 1))
+	_, es := readAll(t, d, Limits{})
+	if len(es) != 1 || es[0].Loc != "http://example.com/café" {
+		t.Errorf("entries %+v", es)
+	}
+	d = []byte(strings.Replace(doc(urlEl("http://example.com/a")), "UTF-8", "EBCDIC", 1))
+	if err := readErr(d, Limits{}); err == nil || !strings.Contains(err.Error(), "EBCDIC") {
+		t.Errorf("EBCDIC: %v", err)
+	}
+}

@@ -23,6 +23,7 @@ type Reader struct {
 	done    bool
 	err     error // sticky fatal error
 	text    []byte
+	blk     *entryBlock // of the entry being read
 }
 
 // NewReader reads a document through its header: the root element and the
@@ -37,6 +38,7 @@ func NewReader(r io.Reader, lim Limits) (*Reader, error) {
 		return nil, rd.fatal(err)
 	}
 	rd.d = xml.NewDecoder(in)
+	rd.d.CharsetReader = charsetReader
 	if err := rd.readRoot(); err != nil {
 		return nil, err
 	}

@@ -41,8 +41,8 @@ func (r *Reader) entryChild(e *Entry, t *xml.StartElement, uri string) error {
 			}
 			return valueError{err: fmt.Errorf("second <rs:md>")}
 		}
-		e.MD = new(MD)
-		err := r.parseMD(t.Attr, e.MD)
+		e.MD = &r.blk.md
+		err := r.parseMD(t.Attr, e.MD, r.blk)
 		if serr := r.skip(); serr != nil {
 			return serr
 		}
@@ -126,7 +126,8 @@ func (r *Reader) readBytes(name string, max int, limit string) ([]byte, error) {
 
 // parseMD reads the attributes of an rs:md element into md. It reads all
 // of them even after a bad one and returns the first problem.
-func (r *Reader) parseMD(attrs []xml.Attr, md *MD) error {
+// blk, when not nil, has room for the length and a hash.
+func (r *Reader) parseMD(attrs []xml.Attr, md *MD, blk *entryBlock) error {
 	var bad error
 	for _, a := range attrs {
 		if err := r.checkAttr(a); err != nil {
@@ -157,9 +158,21 @@ func (r *Reader) parseMD(attrs []xml.Attr, md *MD) error {
 		case "encoding":
 			md.Encoding = v
 		case "hash":
-			md.Hash, err = ParseHashesLoose(v)
+			var room Hashes
+			if blk != nil {
+				room = blk.hash[:0:1]
+			}
+			md.Hash, err = parseHashesInto(room, v)
 		case "length":
-			md.Length, err = attrLength(v)
+			var n int64
+			if n, err = attrLength(v); err == nil {
+				if blk != nil {
+					blk.length = n
+					md.Length = &blk.length
+				} else {
+					md.Length = &n
+				}
+			}
 		case "path":
 			md.Path = v
 		case "type":
@@ -203,7 +216,10 @@ func (r *Reader) parseLink(attrs []xml.Attr, l *Link) error {
 		case "hash":
 			l.Hash, err = ParseHashesLoose(v)
 		case "length":
-			l.Length, err = attrLength(v)
+			var n int64
+			if n, err = attrLength(v); err == nil {
+				l.Length = &n
+			}
 		case "type":
 			l.Type = v
 		case "encoding":
@@ -259,12 +275,12 @@ func attrTime(a xml.Attr) (time.Time, error) {
 	return t, nil
 }
 
-func attrLength(v string) (*int64, error) {
+func attrLength(v string) (int64, error) {
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n < 0 {
-		return nil, fmt.Errorf("length %q: not a non-negative integer", v)
+		return 0, fmt.Errorf("length %q: not a non-negative integer", v)
 	}
-	return &n, nil
+	return n, nil
 }
 
 func attrPri(v string) (int, error) {

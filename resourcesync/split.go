@@ -109,6 +109,9 @@ func (s *SplitWriter) Write(e *Entry) error {
 	if s.err != nil {
 		return s.err
 	}
+	if e.Loc == "" {
+		return errors.New("resourcesync: entry without loc")
+	}
 	s.buf = s.enc.appendEntry(s.buf[:0], e, s.h.Root)
 	n := int64(len(s.buf))
 	if s.headLen+n > s.cfg.MaxBytes {

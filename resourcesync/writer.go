@@ -42,6 +42,9 @@ func (w *Writer) Write(e *Entry) error {
 	if w.close {
 		return errors.New("resourcesync: Write after Close")
 	}
+	if e.Loc == "" {
+		return errors.New("resourcesync: entry without loc")
+	}
 	w.buf = w.enc.appendEntry(w.buf[:0], e, w.root)
 	return w.flushBuf()
 }
