@@ -1,0 +1,131 @@
+package fetch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/queue"
+	"github.com/viaduct-mirror/viaduct/resourcesync"
+	"github.com/viaduct-mirror/viaduct/sim"
+	"github.com/viaduct-mirror/viaduct/storage/sqlite"
+)
+
+// TestCrashBetweenPublishAndAck: a worker stores and publishes, then dies
+// before acking. The change comes back to another pool; it finds the blob,
+// publishes an event JetStream recognises as the same one, and acks: one
+// event in EVENTS, one GET to the Source.
+func TestCrashBetweenPublishAndAck(t *testing.T) {
+	srv := startSim(t, sim.Config{Resources: 1})
+	q := startQueue(t, func(c *queue.Config) { c.AckWait = time.Second })
+	store, _ := dirStore(t)
+	changes := simChanges(t, srv)
+	publishAll(t, q, changes)
+
+	crashed := make(chan struct{})
+	_, stop := runPool(t, testConfig(), queueDeps(t, q, store, clientsFor(t, srv)), func(*queue.ChangeMsg) error {
+		close(crashed)
+		return errors.New("crash")
+	})
+	select {
+	case <-crashed:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the first pool never published")
+	}
+	stop()
+	if n := len(events(t, q)); n != 1 {
+		t.Fatalf("%d events after the crash, want 1", n)
+	}
+	if n := streamMsgs(t, q, queue.StreamChanges); n != 1 {
+		t.Fatalf("%d changes queued after the crash, want the unacked one", n)
+	}
+
+	runPool(t, testConfig(), queueDeps(t, q, store, clientsFor(t, srv)), nil)
+	// The first event stands, md5 included: the second was a duplicate.
+	checkStored(t, q, store, srv, changes)
+	if n := srv.Requests()[resPath(srv, changes[0].URI)]; n != 1 {
+		t.Errorf("bitstream fetched %d times, want 1", n)
+	}
+}
+
+// TestCatalogSkipsReplaysAndRecordsDeletions runs the workers with the
+// node's catalog, kept up to date from EVENTS as a node does.
+func TestCatalogSkipsReplaysAndRecordsDeletions(t *testing.T) {
+	srv := startSim(t, sim.Config{Resources: 3})
+	q := startQueue(t)
+	store, _ := dirStore(t)
+	cat, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "catalog.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cat.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	applied := make(chan error, 1)
+	go func() {
+		applied <- q.Events(ctx, 1, func(ctx context.Context, seq uint64, at time.Time, ev *viaduct.Event) error {
+			return cat.Apply(ctx, seq, at, ev)
+		})
+	}()
+	t.Cleanup(func() { cancel(); <-applied })
+	caughtUp := func(n int) func() bool {
+		return func() bool {
+			last, err := cat.LastApplied(context.Background())
+			return err == nil && last == uint64(n) && len(events(t, q)) == n && streamMsgs(t, q, queue.StreamChanges) == 0
+		}
+	}
+
+	changes := simChanges(t, srv)
+	publishAll(t, q, changes)
+	deps := queueDeps(t, q, store, clientsFor(t, srv))
+	deps.Catalog = cat
+	runPool(t, testConfig(), deps, nil)
+	eventually(t, 20*time.Second, "three events applied", caughtUp(3))
+	srv.ResetRequests()
+
+	// A replay past the queue's duplicate window: same change, new message.
+	for i := range changes {
+		data, _ := json.Marshal(&changes[i])
+		if _, err := q.JetStream().Publish(context.Background(), queue.ChangeSubject(testSource), data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// An older change of a resource the catalog has a later change of.
+	stale := changes[2]
+	stale.Time = stale.Time.Add(-time.Hour)
+	stale.Hash = resourcesync.Hashes{{Alg: resourcesync.SHA256, Value: "00000000000000000000000000000000000000000000000000000000000000ff"}}
+	// A new URI whose declared md5 is a copy the catalog holds.
+	snap := srv.Snapshot()
+	held := snap[changes[1].URI]
+	l := held.Length
+	same := viaduct.Change{Source: testSource, Collection: testCollection, URI: srv.URL + "/res/999", Op: resourcesync.Created,
+		Time: srv.Epoch(), Hash: resourcesync.Hashes{{Alg: resourcesync.MD5, Value: held.MD5}}, Length: &l}
+	// A deletion of a held resource and one of a never-held one.
+	del := viaduct.Change{Source: testSource, Collection: testCollection, URI: changes[0].URI, Op: resourcesync.Deleted, Time: srv.Epoch().Add(time.Minute)}
+	never := del
+	never.URI = srv.URL + "/res/12345"
+	publishAll(t, q, []viaduct.Change{stale, same, del, never})
+
+	eventually(t, 20*time.Second, "two more events applied", caughtUp(5))
+	if r := srv.Requests(); len(r) != 0 {
+		t.Errorf("requests to the Source: %v, want none", r)
+	}
+	evs := events(t, q)
+	byURI := map[string]viaduct.Event{}
+	for _, ev := range evs[3:] {
+		byURI[ev.URI] = ev
+	}
+	if ev, ok := byURI[same.URI]; !ok || ev.SHA256 != held.SHA256 || ev.MD5 != held.MD5 || ev.Length != held.Length {
+		t.Errorf("event for a copy held by hash: %+v, want sha256 %s md5 %s", ev, held.SHA256, held.MD5)
+	}
+	gone := snap[changes[0].URI]
+	if ev, ok := byURI[del.URI]; !ok || ev.Op != resourcesync.Deleted || ev.SHA256 != gone.SHA256 || ev.MD5 != gone.MD5 || ev.Length != gone.Length {
+		t.Errorf("deletion event %+v, want the last copy's hashes %s %s %d", ev, gone.SHA256, gone.MD5, gone.Length)
+	}
+	if d := deadLetters(t, q); len(d) != 0 {
+		t.Errorf("dead letters: %v", d)
+	}
+}
