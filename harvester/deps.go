@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 	"github.com/viaduct-mirror/viaduct/upstream"
 )
@@ -39,3 +40,10 @@ type Deps struct {
 	Held      Held
 	Publisher Publisher
 }
+
+// The catalog and the queue are what New is given in production.
+var (
+	_ Cursors   = (*sqlite.Catalog)(nil)
+	_ Held      = (*sqlite.Catalog)(nil)
+	_ Publisher = (*queue.Queue)(nil)
+)
