@@ -43,6 +43,15 @@ func checkStored(t *testing.T, q *queue.Queue, store storage.Blobs, srv *sim.Ser
 	eventually(t, 30*time.Second, "every change published and acked", func() bool {
 		return len(events(t, q)) == len(changes) && streamMsgs(t, q, queue.StreamChanges) == 0
 	})
+	checkEvents(t, q, store, srv, changes, noMD5)
+	if d := deadLetters(t, q); len(d) != 0 {
+		t.Errorf("%d dead letters, want none: first %q", len(d), d[0].Reason)
+	}
+}
+
+// checkEvents checks the event and the blob of each change.
+func checkEvents(t *testing.T, q *queue.Queue, store storage.Blobs, srv *sim.Server, changes []viaduct.Change, noMD5 []string) {
+	t.Helper()
 	snap := srv.Snapshot()
 	byURI := map[string]viaduct.Event{}
 	for _, ev := range events(t, q) {
@@ -76,8 +85,5 @@ func checkStored(t *testing.T, q *queue.Queue, store storage.Blobs, srv *sim.Ser
 		if err != nil || n != want.Length || hex.EncodeToString(h.Sum(nil)) != want.SHA256 {
 			t.Errorf("blob of %s: %d bytes hashing to %x (err %v), want %d bytes, %s", c.URI, n, h.Sum(nil), err, want.Length, want.SHA256)
 		}
-	}
-	if d := deadLetters(t, q); len(d) != 0 {
-		t.Errorf("%d dead letters, want none: first %q", len(d), d[0].Reason)
 	}
 }
