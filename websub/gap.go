@@ -1,6 +1,7 @@
 package websub
 
 import (
+	"slices"
 	"sync"
 	"time"
 )
@@ -144,6 +145,7 @@ func (t *Tracker) Quiet() []string {
 			out = append(out, topic)
 		}
 	}
+	slices.Sort(out)
 	return out
 }
 
