@@ -53,13 +53,19 @@ type Stats struct {
 // ResourceLister streams the resources currently held (deletions
 // excluded) of a collection in URI order, starting after afterURI, at most
 // limit of them ("0" for all), in one consistent read. fn's error stops the
-// walk and is returned.
+// walk and is returned. fn may be given the same *Record each time,
+// refilled: it must not keep the record (its strings excepted) after it
+// returns, which lets a catalog stream a million rows without a million
+// allocations.
 type ResourceLister interface {
 	Resources(ctx context.Context, collection, afterURI string, limit int, fn func(*Record) error) error
 }
 
 // ChangeLister streams a collection's change log for change times in
-// [from, until) in order; a zero until means no upper bound.
+// [from, until) in order, in one consistent read; a zero until means no
+// upper bound. Each record carries, in Upstream, the upstream change that
+// caused it, as the Source stated it then. fn may be given the same
+// *Record each time, as with ResourceLister.
 type ChangeLister interface {
 	Changes(ctx context.Context, collection string, from, until time.Time, fn func(*Record) error) error
 }

@@ -33,7 +33,11 @@ type Catalog struct {
 	log    *slog.Logger
 	writer *sql.DB
 	reader *sql.DB
-	stmts  writeStmts
+	// scans serves the long single-snapshot reads (see stream.go), apart
+	// from reader so that a slow download never starves the short reads,
+	// which those very reads make while they stream.
+	scans *sql.DB
+	stmts writeStmts
 }
 
 // Open opens the catalog at path, creating it if needed, and brings its
@@ -77,6 +81,10 @@ func Open(ctx context.Context, path string, logger *slog.Logger) (*Catalog, erro
 		c.Close()
 		return nil, fmt.Errorf("open catalog %s: readers: %w", abs, err)
 	}
+	if c.scans, err = openScans(abs); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("open catalog %s: streaming readers: %w", abs, err)
+	}
 	return c, nil
 }
 
@@ -95,6 +103,9 @@ func (c *Catalog) Path() string { return c.path }
 // only releases connections and lets SQLite checkpoint and tidy the WAL.
 func (c *Catalog) Close() error {
 	var errs []error
+	if c.scans != nil {
+		errs = append(errs, c.scans.Close())
+	}
 	if c.reader != nil {
 		errs = append(errs, c.reader.Close())
 	}

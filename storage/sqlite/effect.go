@@ -105,8 +105,11 @@ func (a *applier) apply(b *Applied) error {
 			return fmt.Errorf("write resource: %w", err)
 		}
 	}
+	// up holds source, origin, up_time, up_modified, up_hash, up_length,
+	// up_type, links, hops: the log keeps all but origin and hops.
 	_, err = a.tx.StmtContext(a.ctx, a.st.changeAdd).ExecContext(a.ctx, int64(b.Seq), ev.Collection, ev.URI, op,
-		at, b.At.UnixMicro(), ev.SHA256, ev.MD5, ev.Length, ev.Type)
+		at, b.At.UnixMicro(), ev.SHA256, ev.MD5, ev.Length, ev.Type,
+		up[0], ev.Upstream.Op, up[2], up[3], up[4], up[5], up[6], up[7])
 	if err != nil {
 		return fmt.Errorf("append to change log: %w", err)
 	}

@@ -18,6 +18,7 @@ type migration struct {
 // (for example the hub's subscriptions) is appending a migration here.
 var migrations = []migration{
 	{name: "catalog", sql: schemaV1},
+	{name: "upstream of each change", sql: schemaV2},
 }
 
 // schemaVersion is the version this build writes: the number of steps.

@@ -43,8 +43,9 @@ func (s *writeStmts) prepare(ctx context.Context, db *sql.DB) error {
 		{&s.resMeta, `UPDATE resources SET source = ?, origin = ?,
 				up_time = ?, up_modified = ?, up_hash = ?, up_length = ?, up_type = ?, links = ?, hops = ?
 			WHERE collection = ? AND uri = ?`},
-		{&s.changeAdd, `INSERT INTO changes (seq, collection, uri, op, at, received, sha256, md5, length, type)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&s.changeAdd, `INSERT INTO changes (seq, collection, uri, op, at, received, sha256, md5, length, type,
+				source, up_op, up_time, up_modified, up_hash, up_length, up_type, links)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 	} {
 		st, err := db.PrepareContext(ctx, p.sql)
 		if err != nil {

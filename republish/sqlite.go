@@ -1,0 +1,114 @@
+package republish
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/resourcesync"
+	"github.com/viaduct-mirror/viaduct/storage/sqlite"
+)
+
+// SQLiteCatalog serves the republisher from the node's SQLite catalog.
+// Lists stream from one snapshot each; single resources and stats are
+// short reads on the catalog's other pool.
+type SQLiteCatalog struct {
+	cat *sqlite.Catalog
+}
+
+var _ Catalog = (*SQLiteCatalog)(nil)
+
+// FromSQLite returns the Catalog that New needs, reading cat. It owns
+// nothing: closing cat is the caller's business.
+func FromSQLite(cat *sqlite.Catalog) *SQLiteCatalog { return &SQLiteCatalog{cat: cat} }
+
+// Resources streams the held resources of collection after afterURI in
+// URI order from one snapshot. fn gets the same *Record each time.
+func (c *SQLiteCatalog) Resources(ctx context.Context, collection, afterURI string, limit int, fn func(*Record) error) error {
+	var rec Record
+	return c.cat.ScanResources(ctx, collection, afterURI, limit, func(rs *sqlite.ResourceState) error {
+		fromState(&rec, rs)
+		return fn(&rec)
+	})
+}
+
+// Changes streams the change log of collection for from <= time < until
+// from one snapshot, each entry with the upstream change it came from.
+// fn gets the same *Record each time.
+func (c *SQLiteCatalog) Changes(ctx context.Context, collection string, from, until time.Time, fn func(*Record) error) error {
+	var rec Record
+	return c.cat.ScanChanges(ctx, collection, from, until, func(ch *sqlite.LoggedChange) error {
+		rec = Record{
+			Collection: ch.Collection, URI: ch.URI, Op: ch.Op, Seq: ch.Seq, At: ch.At,
+			SHA256: ch.SHA256, MD5: ch.MD5, Length: ch.Length, Type: ch.Type,
+		}
+		upstreamChange(&rec.Upstream, ch.Source, ch.Collection, ch.URI, ch.UpstreamOp, &ch.Upstream)
+		return fn(&rec)
+	})
+}
+
+// Resource finds the resource of collection whose origin URI is
+// originURI, held or deleted.
+func (c *SQLiteCatalog) Resource(ctx context.Context, collection, originURI string) (*Record, error) {
+	rs, err := c.cat.ResourceByOrigin(ctx, collection, originURI)
+	if errors.Is(err, sqlite.ErrNotFound) {
+		return nil, fmt.Errorf("%w: %w", ErrNotFound, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	rec := &Record{}
+	fromState(rec, rs)
+	return rec, nil
+}
+
+// Lookup finds every resource, of any collection, whose harvested or
+// origin URI is uri.
+func (c *SQLiteCatalog) Lookup(ctx context.Context, uri string) ([]*Record, error) {
+	found, err := c.cat.ResourcesByURI(ctx, uri)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Record, len(found))
+	for i, rs := range found {
+		out[i] = &Record{}
+		fromState(out[i], rs)
+	}
+	return out, nil
+}
+
+// Stats reads the collection's counts and change-log bounds.
+func (c *SQLiteCatalog) Stats(ctx context.Context, collection string) (Stats, error) {
+	st, err := c.cat.CollectionStats(ctx, collection)
+	if err != nil {
+		return Stats{}, err
+	}
+	return Stats{Resources: st.Resources, Changes: st.Changes, First: st.First, Last: st.Last}, nil
+}
+
+// fromState fills rec from a resource row. The Source's op of the latest
+// upstream statement is not kept per resource, so rec.Upstream.Op is empty.
+func fromState(rec *Record, rs *sqlite.ResourceState) {
+	op := rs.Op
+	switch {
+	case rs.Deleted:
+		op = resourcesync.Deleted
+	case op == "" || op == resourcesync.Deleted:
+		op = resourcesync.Created
+	}
+	*rec = Record{
+		Collection: rs.Collection, URI: rs.URI, Op: op, Seq: rs.Seq, At: rs.Changed,
+		SHA256: rs.SHA256, MD5: rs.MD5, Length: rs.Length, Type: rs.Type,
+	}
+	upstreamChange(&rec.Upstream, rs.Source, rs.Collection, rs.URI, "", &rs.Upstream)
+}
+
+// upstreamChange rebuilds the upstream change the catalog recorded.
+func upstreamChange(dst *viaduct.Change, source, collection, uri, op string, up *sqlite.Upstream) {
+	*dst = viaduct.Change{
+		Source: source, Collection: collection, URI: uri, Op: op,
+		Time: up.Time, Modified: up.Modified, Hash: up.Hash, Length: up.Length, Type: up.Type, Links: up.Links,
+	}
+}

@@ -1,0 +1,92 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ResourceByOrigin returns the resource of collection whose origin URI is
+// origin, deleted or not: the republisher names its copies by origin URI.
+// When the same origin reached the collection through several upstreams,
+// one still held wins, then the most recently changed. ErrNotFound if the
+// catalog has never held it.
+func (c *Catalog) ResourceByOrigin(ctx context.Context, collection, origin string) (*ResourceState, error) {
+	row := c.reader.QueryRowContext(ctx, `SELECT `+stateCols+` FROM resources
+		WHERE origin = ? AND collection = ? ORDER BY deleted, changed DESC LIMIT 1`, origin, collection)
+	var d rowDecoder
+	rs := &ResourceState{}
+	err := d.state(row, rs)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("resource with origin %s in collection %s: %w", origin, collection, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read resource with origin %s in collection %s: %w", origin, collection, err)
+	}
+	return rs, nil
+}
+
+// ResourcesByURI returns every resource, of any collection, held or
+// deleted, whose harvested or origin URI is uri, ordered by collection and
+// harvested URI. There are a few at most (one origin reached through a
+// few upstreams), so a slice is fine. None is not an error.
+func (c *Catalog) ResourcesByURI(ctx context.Context, uri string) ([]*ResourceState, error) {
+	rows, err := c.reader.QueryContext(ctx, `SELECT `+stateCols+` FROM resources
+		WHERE uri = ?1 OR origin = ?1 ORDER BY collection, uri`, uri)
+	if err != nil {
+		return nil, fmt.Errorf("find resources named %s: %w", uri, err)
+	}
+	defer rows.Close()
+	var out []*ResourceState
+	for rows.Next() {
+		var d rowDecoder // a fresh one each: the results outlive the walk
+		rs := &ResourceState{}
+		if err := d.state(rows, rs); err != nil {
+			return nil, fmt.Errorf("find resources named %s: %w", uri, err)
+		}
+		out = append(out, rs)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("find resources named %s: %w", uri, err)
+	}
+	return out, nil
+}
+
+// CollectionStats summarises one collection.
+type CollectionStats struct {
+	// Resources and Bytes are what the collection holds now.
+	Resources int64
+	Bytes     int64
+	// Changes is the number of entries in its change log.
+	Changes int64
+	// First and Last are the times of its first and last change; zero
+	// when it has none.
+	First, Last time.Time
+}
+
+// CollectionStats reads the collection's totals and the bounds of its
+// change log, kept current by every change, from one snapshot. A
+// collection the catalog has never seen an event for has zero stats.
+func (c *Catalog) CollectionStats(ctx context.Context, collection string) (CollectionStats, error) {
+	var (
+		s    CollectionStats
+		f, l sql.NullInt64
+	)
+	err := c.reader.QueryRowContext(ctx, `SELECT first_at, last_at, resources, bytes, changes
+		FROM collections WHERE name = ?`, collection).Scan(&f, &l, &s.Resources, &s.Bytes, &s.Changes)
+	if errors.Is(err, sql.ErrNoRows) {
+		return CollectionStats{}, nil
+	}
+	if err != nil {
+		return CollectionStats{}, fmt.Errorf("read stats of collection %s: %w", collection, err)
+	}
+	if f.Valid {
+		s.First = time.UnixMicro(f.Int64).UTC()
+	}
+	if l.Valid {
+		s.Last = time.UnixMicro(l.Int64).UTC()
+	}
+	return s, nil
+}
