@@ -125,7 +125,7 @@ func (b *Body) overLimit() error {
 	p, lim := b.p, &b.p.lim
 	switch {
 	case b.n > b.max:
-		return refuse(p.name, b.entry, ErrLimit, nil, "more than %d bytes", b.n-1)
+		return refuse(p.name, b.entry, ErrLimit, nil, "more than %d bytes", b.max)
 	case uint64(b.n) > b.f.UncompressedSize64:
 		return refuse(p.name, b.entry, ErrCorrupt, nil, "more bytes than the %d its ZIP header says", b.f.UncompressedSize64)
 	case b.md != nil && b.md.Length != nil && b.n > *b.md.Length:

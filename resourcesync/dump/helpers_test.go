@@ -99,7 +99,9 @@ func manifest(t testing.TB, capability string, items ...item) []byte {
 			if it.length >= 0 {
 				n = it.length
 			}
-			md.Length = &n
+			if it.length != noLength {
+				md.Length = &n
+			}
 		}
 		e := &resourcesync.Entry{Loc: it.loc, LastMod: t0.Add(time.Duration(i) * time.Minute), MD: md}
 		if err := w.Write(e); err != nil {
@@ -111,6 +113,9 @@ func manifest(t testing.TB, capability string, items ...item) []byte {
 	}
 	return buf.Bytes()
 }
+
+// noLength as an item's length leaves the attribute out.
+const noLength = -2
 
 // res is a bitstream item with computed hash and length.
 func res(loc, path, data string) item {
@@ -164,4 +169,35 @@ func wantRefusal(t *testing.T, err error, kind error, entry, why string) {
 	if de.Package == "" {
 		t.Errorf("error %q names no package", err)
 	}
+}
+
+// patchCentral overwrites size bytes at off in the central directory
+// header of entry name, as a hostile producer would.
+func patchCentral(t testing.TB, b []byte, name string, off, size int, v uint64) {
+	t.Helper()
+	patchHeader(t, b, "PK\x01\x02", 28, 46, name, off, size, v)
+}
+
+// patchLocal does the same in the entry's local header.
+func patchLocal(t testing.TB, b []byte, name string, off, size int, v uint64) {
+	t.Helper()
+	patchHeader(t, b, "PK\x03\x04", 26, 30, name, off, size, v)
+}
+
+func patchHeader(t testing.TB, b []byte, sig string, nameLenAt, nameAt int, name string, off, size int, v uint64) {
+	t.Helper()
+	for i := 0; i+nameAt < len(b); i++ {
+		if string(b[i:i+4]) != sig {
+			continue
+		}
+		n := int(b[i+nameLenAt]) | int(b[i+nameLenAt+1])<<8
+		if i+nameAt+n > len(b) || string(b[i+nameAt:i+nameAt+n]) != name {
+			continue
+		}
+		for k := 0; k < size; k++ {
+			b[i+off+k] = byte(v >> (8 * k))
+		}
+		return
+	}
+	t.Fatalf("no %q header for %q", sig, name)
 }

@@ -77,6 +77,10 @@ func (p *Package) checkFile(f *zip.File) error {
 	if why := unsafeName(f.Name); why != "" {
 		return refuse(p.name, quote(f.Name), ErrUnsafe, nil, "%s", why)
 	}
+	max, limit := p.lim.MaxEntryBytes, "MaxEntryBytes"
+	if f.Name == ManifestName {
+		max, limit = p.lim.MaxManifestBytes, "MaxManifestBytes"
+	}
 	mode := f.Mode()
 	switch {
 	case mode&fs.ModeSymlink != 0:
@@ -91,8 +95,8 @@ func (p *Package) checkFile(f *zip.File) error {
 		return refuse(p.name, quote(f.Name), ErrCorrupt, nil, "directory entry with data")
 	case f.Method == zip.Store && f.CompressedSize64 != f.UncompressedSize64:
 		return refuse(p.name, quote(f.Name), ErrCorrupt, nil, "stored entry whose sizes differ (%d, %d)", f.CompressedSize64, f.UncompressedSize64)
-	case f.UncompressedSize64 > uint64(p.lim.MaxEntryBytes):
-		return refuse(p.name, quote(f.Name), ErrLimit, nil, "declares %d bytes, over MaxEntryBytes (%d)", f.UncompressedSize64, p.lim.MaxEntryBytes)
+	case f.UncompressedSize64 > uint64(max):
+		return refuse(p.name, quote(f.Name), ErrLimit, nil, "declares %d bytes, over %s (%d)", f.UncompressedSize64, limit, max)
 	}
 	return nil
 }
