@@ -2,11 +2,17 @@ package websub
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha1"
+	"crypto/sha512"
+	"encoding/hex"
 	"fmt"
+	"hash"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -138,14 +144,13 @@ func payload(t testing.TB, from, until time.Time, locs ...string) []byte {
 // fakeCallback is a subscriber written by hand: it answers verification
 // as answer says and POSTs with the status post returns, recording them.
 type fakeCallback struct {
-	mu      sync.Mutex
-	answer  func(q url.Values) (int, string)
-	post    func(n int) int
-	leases  []string
-	verifs  int
-	posts   []*capturedPost
-	srv     *httptest.Server
-	granted []string
+	mu     sync.Mutex
+	answer func(q url.Values) (int, string)
+	post   func(n int) int
+	leases []string
+	verifs int
+	posts  []*capturedPost
+	srv    *httptest.Server
 }
 
 type capturedPost struct {
@@ -205,4 +210,70 @@ func form(kv ...string) url.Values {
 	return v
 }
 
-func contains(s, sub string) bool { return strings.Contains(s, sub) }
+func newFormRequest(v url.Values) *http.Request {
+	r := httptest.NewRequest(http.MethodPost, "/hub", strings.NewReader(v.Encode()))
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	return r
+}
+
+func serve(h http.Handler, r *http.Request) *httptest.ResponseRecorder {
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, r)
+	return rec
+}
+
+func mustURL(t *testing.T, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func formatInt(n int64) string { return strconv.FormatInt(n, 10) }
+
+func (f *fakeCallback) verifications() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.verifs
+}
+
+func (f *fakeCallback) lease(i int) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.leases[i]
+}
+
+// subscribe subscribes f to the hub's topic with secret and waits for the
+// hub to hold the subscription.
+func (f *fakeCallback) subscribe(t *testing.T, e *hubEnv, secret, lease string) Subscription {
+	t.Helper()
+	v := form("hub.mode", "subscribe", "hub.topic", e.topic, "hub.callback", f.url(), "hub.secret", secret, "hub.lease_seconds", lease)
+	if st := e.subscribeForm(t, v); st != http.StatusAccepted {
+		t.Fatalf("subscribe: status %d", st)
+	}
+	eventually(t, "the subscription", func() bool { return len(e.hub.Subscriptions()) == 1 })
+	return e.hub.Subscriptions()[0]
+}
+
+func newServer(t *testing.T, h http.Handler) *httptest.Server {
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// hmacHex signs body with one of WebSub's other methods.
+func hmacHex(method, secret string, body []byte) string {
+	var m hash.Hash
+	switch method {
+	case "sha1":
+		m = hmac.New(sha1.New, []byte(secret))
+	case "sha384":
+		m = hmac.New(sha512.New384, []byte(secret))
+	default:
+		m = hmac.New(sha512.New, []byte(secret))
+	}
+	m.Write(body)
+	return method + "=" + hex.EncodeToString(m.Sum(nil))
+}
