@@ -104,6 +104,9 @@ func (r *Reader) token() (xml.Token, error) {
 		}
 		r.stack = append(r.stack, t.Name)
 		if hasDecl(t.Attr) {
+			if err := checkDecls(t.Attr); err != nil {
+				return nil, err
+			}
 			r.ns.push(t.Attr, len(r.stack))
 		}
 	case xml.EndElement:
@@ -135,6 +138,36 @@ func hasDecl(attrs []xml.Attr) bool {
 		}
 	}
 	return false
+}
+
+// checkDecls refuses what Namespaces in XML 1.0 forbids: binding a prefix
+// to no namespace, or rebinding xml and xmlns.
+func checkDecls(attrs []xml.Attr) error {
+	for _, a := range attrs {
+		if a.Name.Space != "xmlns" {
+			continue
+		}
+		switch {
+		case a.Value == "":
+			return fmt.Errorf("namespace prefix %q bound to no namespace", a.Name.Local)
+		case a.Name.Local == "xmlns" || a.Name.Local == "xml" && a.Value != xmlNS:
+			return fmt.Errorf("namespace prefix %q may not be declared", a.Name.Local)
+		case !nameStart(a.Name.Local):
+			return fmt.Errorf("namespace prefix %q is not a name", a.Name.Local)
+		}
+	}
+	return nil
+}
+
+// nameStart reports whether s starts as an XML name must (a letter, an
+// underscore or any non-ASCII character), which encoding/xml does not
+// check after a colon.
+func nameStart(s string) bool {
+	if s == "" {
+		return false
+	}
+	c := s[0]
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
 }
 
 func qname(n xml.Name) string {
