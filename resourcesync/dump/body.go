@@ -36,6 +36,8 @@ type Body struct {
 	err   error
 }
 
+var _ io.Reader = (*Body)(nil)
+
 // counter counts the compressed bytes read, for the ratio limits.
 type counter struct {
 	r io.Reader

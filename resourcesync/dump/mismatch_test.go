@@ -142,13 +142,13 @@ func TestSpool(t *testing.T) {
 
 func TestDerivePath(t *testing.T) {
 	for uri, want := range map[string]string{
-		"http://Example.com/a/b.html":      "/resources/example.com/a/b.html",
-		"http://example.com/":              "/resources/example.com/index",
-		"http://example.com/a/../../etc":   "/resources/example.com/a/%2E%2E/%2E%2E/etc",
-		"http://example.com/a%2F..%2Fb":    "/resources/example.com/a%2F..%2Fb",
-		"http://example.com:8080/x?q=1":    "/resources/example.com%3A8080/x%3Fq%3D1",
-		"http://example.com/C:/x\\y":       "/resources/example.com/C%3A/x%5Cy",
-		"urn:isbn:0451450523":              "/resources/_/",
+		"http://Example.com/a/b.html":     "/resources/example.com/a/b.html",
+		"http://example.com/":             "/resources/example.com/index",
+		"http://example.com/a/../../etc":  "/resources/example.com/a/%2E%2E/%2E%2E/etc",
+		"http://example.com/a%2F..%2Fb":   "/resources/example.com/a%2F..%2Fb",
+		"http://example.com:8080/x?q=1":   "/resources/example.com%3A8080/x%3Fq%3D1",
+		"http://example.com/C:/x\\y":      "/resources/example.com/C%3A/x%5Cy",
+		"urn:isbn:0451450523":             "/resources/_/",
 		"http://example.com/" + longSeg(): "/resources/_/",
 	} {
 		got := DerivePath("resources", uri)
