@@ -14,6 +14,7 @@ import (
 // streams (see Body). fn should store the bytes provisionally and commit
 // them only once body.Verify returned no error; if fn returns without
 // doing so, Entries verifies the rest itself and returns the refusal.
+// body is valid only until fn returns.
 //
 // A refusal can come after earlier entries were handed out, so a caller
 // that must not act on half a package calls Check first.
