@@ -1,6 +1,7 @@
 package websub
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha1"
@@ -277,3 +278,5 @@ func hmacHex(method, secret string, body []byte) string {
 	m.Write(body)
 	return method + "=" + hex.EncodeToString(m.Sum(nil))
 }
+
+func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }

@@ -47,7 +47,8 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.mu.Unlock()
 		http.Error(w, "hub is shutting down", http.StatusServiceUnavailable)
 		return
-	case req.mode == "subscribe" && !known && len(h.subs)+h.pending >= h.cfg.MaxSubscriptions:
+	case h.pending >= h.cfg.MaxSubscriptions,
+		req.mode == "subscribe" && !known && len(h.subs)+h.pending >= h.cfg.MaxSubscriptions:
 		h.mu.Unlock()
 		http.Error(w, "hub holds as many subscriptions as it may", http.StatusServiceUnavailable)
 		return

@@ -185,3 +185,42 @@ func TestTopicHandler(t *testing.T) {
 		t.Fatalf("POST on topic: %d", resp.StatusCode)
 	}
 }
+
+func TestHubSubscriptionCap(t *testing.T) {
+	mux := http.NewServeMux()
+	srv := newServer(t, mux)
+	h, err := NewHub(context.Background(), HubConfig{URL: srv.URL + "/hub", MaxSubscriptions: 1},
+		HubOptions{Store: NewMemStore(), Outbox: NewMemOutbox(), Policy: AllowAllCallbacks, Clock: newFakeClock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	topic := srv.URL + "/t/"
+	h.AddTopic(topic)
+	mux.Handle("/hub", h)
+	he := &hubEnv{hub: h, topic: topic, srv: srv}
+	one, two := newFakeCallback(t), newFakeCallback(t)
+	one.subscribe(t, he, "", "300")
+	if st := he.subscribeForm(t, form("hub.mode", "subscribe", "hub.topic", topic, "hub.callback", two.url())); st != http.StatusServiceUnavailable {
+		t.Fatalf("subscription past the cap: %d, want 503", st)
+	}
+	// Renewing the one held is still possible.
+	if st := he.subscribeForm(t, form("hub.mode", "subscribe", "hub.topic", topic, "hub.callback", one.url())); st != http.StatusAccepted {
+		t.Fatalf("renewal at the cap: %d, want 202", st)
+	}
+}
+
+func TestHubConfigErrors(t *testing.T) {
+	opts := HubOptions{Store: NewMemStore(), Outbox: NewMemOutbox()}
+	for _, c := range []HubConfig{
+		{URL: "/hub"},
+		{URL: "http://h/hub", MinLease: time.Hour, MaxLease: time.Minute},
+		{URL: "http://h/hub", DefaultLease: time.Second},
+		{URL: "http://h/hub", RetryMin: time.Hour, RetryMax: time.Second},
+	} {
+		if h, err := NewHub(context.Background(), c, opts); err == nil {
+			h.Close()
+			t.Errorf("%+v accepted", c)
+		}
+	}
+}
