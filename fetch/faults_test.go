@@ -228,4 +228,3 @@ func TestCandidatesOrder(t *testing.T) {
 		t.Errorf("candidates %v, want %v", got, want)
 	}
 }
-
