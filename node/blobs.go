@@ -1,0 +1,30 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/viaduct-mirror/viaduct/storage"
+	"github.com/viaduct-mirror/viaduct/storage/dir"
+	"github.com/viaduct-mirror/viaduct/storage/s3"
+)
+
+func openBlobs(ctx context.Context, cfg BlobsConfig, log *slog.Logger) (storage.Blobs, error) {
+	switch cfg.Kind {
+	case "s3":
+		c := cfg.S3
+		c.Logger = log.With("role", "blobs")
+		st, err := s3.New(ctx, c)
+		if err != nil {
+			return nil, fmt.Errorf("opening S3 blob store %s/%s: %w", c.Endpoint, c.Bucket, err)
+		}
+		return st, nil
+	default:
+		st, err := dir.New(cfg.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("opening blob directory %s: %w", cfg.Dir, err)
+		}
+		return st, nil
+	}
+}

@@ -1,0 +1,199 @@
+package node
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/viaduct-mirror/viaduct/fetch"
+	"github.com/viaduct-mirror/viaduct/harvester"
+	"github.com/viaduct-mirror/viaduct/queue"
+	"github.com/viaduct-mirror/viaduct/republish"
+	"github.com/viaduct-mirror/viaduct/storage/s3"
+	"github.com/viaduct-mirror/viaduct/upstream"
+)
+
+// Config is the whole of viaduct serve's configuration file. Every field
+// has a default (see Defaults); configs/viaduct.yaml lists them all.
+type Config struct {
+	// DataDir holds everything the node keeps on disk: the JetStream store,
+	// the catalog and, with the directory store, the blobs. Default ./data.
+	DataDir string `yaml:"data_dir"`
+	// Listen is the HTTP address of the republished Source, the metrics and
+	// the health checks. Default 127.0.0.1:8080.
+	Listen string `yaml:"listen"`
+	// PublicURL is the URL Destinations reach this node at; every URI in
+	// every republished document starts with it. Default http:// and the
+	// address the node listens on.
+	PublicURL string `yaml:"public_url"`
+
+	Log      LogConfig      `yaml:"log"`
+	Tracing  TracingConfig  `yaml:"tracing"`
+	Queue    queue.Config   `yaml:"queue"`
+	Blobs    BlobsConfig    `yaml:"blobs"`
+	Catalog  CatalogConfig  `yaml:"catalog"`
+	Upstream upstream.Config `yaml:"upstream"`
+	Fetch    fetch.Config   `yaml:"fetch"`
+	Harvest  harvester.Config `yaml:"harvest"`
+	// Sources are the upstream ResourceSync Sources this node harvests.
+	Sources   []harvester.SourceConfig `yaml:"sources"`
+	Republish republish.Config         `yaml:"republish"`
+}
+
+// LogConfig selects the log/slog handler.
+type LogConfig struct {
+	// Level is debug, info, warn or error. Default info.
+	Level string `yaml:"level"`
+	// Format is text or json. Default text.
+	Format string `yaml:"format"`
+}
+
+// TracingConfig sends OpenTelemetry traces somewhere. With no endpoint,
+// spans are made (so trace context still travels through NATS) but not
+// exported.
+type TracingConfig struct {
+	// Endpoint is an OTLP/HTTP collector, e.g. http://127.0.0.1:4318.
+	Endpoint string `yaml:"endpoint"`
+	// SampleRatio is the share of traces kept, 0 to 1. Default 1.
+	SampleRatio float64 `yaml:"sample_ratio"`
+}
+
+// BlobsConfig selects the blob store.
+type BlobsConfig struct {
+	// Kind is dir (a local directory, the default) or s3.
+	Kind string `yaml:"kind"`
+	// Dir is the directory store's root. Default <data_dir>/blobs.
+	Dir string    `yaml:"dir"`
+	S3  s3.Config `yaml:"s3"`
+}
+
+// CatalogConfig places the SQLite catalog.
+type CatalogConfig struct {
+	// Path is the catalog file. Default <data_dir>/catalog.db.
+	Path string `yaml:"path"`
+}
+
+// Defaults returns the configuration of a one-machine node: embedded NATS,
+// a directory blob store and SQLite, all under ./data.
+func Defaults() Config {
+	return Config{
+		DataDir:  "data",
+		Listen:   "127.0.0.1:8080",
+		Log:      LogConfig{Level: "info", Format: "text"},
+		Tracing:  TracingConfig{SampleRatio: 1},
+		Queue:    queue.Defaults(),
+		Blobs:    BlobsConfig{Kind: "dir"},
+		Upstream: upstream.DefaultConfig(),
+		Fetch:    fetch.Defaults(),
+		Harvest:  harvester.Defaults(),
+		Republish: republish.Config{},
+	}
+}
+
+// Load reads a YAML configuration file over the defaults. Unknown fields are
+// errors, so a misspelt option is never silently ignored.
+func Load(path string) (Config, error) {
+	cfg := Defaults()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return cfg, fmt.Errorf("reading config: %w", err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&cfg); err != nil {
+		return cfg, fmt.Errorf("config %s: %w", path, err)
+	}
+	cfg.Fill()
+	if err := cfg.Validate(); err != nil {
+		return cfg, fmt.Errorf("config %s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// Fill derives the defaults that depend on other fields: paths under the
+// data directory, the public URL, the collections of the Sources.
+func (c *Config) Fill() {
+	if c.Queue.URL == "" && c.Queue.Dir == "" {
+		c.Queue.Dir = filepath.Join(c.DataDir, "jetstream")
+	}
+	if c.Blobs.Kind == "" {
+		c.Blobs.Kind = "dir"
+	}
+	if c.Blobs.Kind == "dir" && c.Blobs.Dir == "" {
+		c.Blobs.Dir = filepath.Join(c.DataDir, "blobs")
+	}
+	if c.Catalog.Path == "" {
+		c.Catalog.Path = filepath.Join(c.DataDir, "catalog.db")
+	}
+	if c.Republish.BaseURL == "" && c.PublicURL != "" {
+		c.Republish.BaseURL = strings.TrimSuffix(c.PublicURL, "/")
+	}
+	for i := range c.Sources {
+		if c.Sources[i].Collection == "" {
+			c.Sources[i].Collection = c.Sources[i].Name
+		}
+	}
+	if len(c.Republish.Collections) == 0 {
+		seen := map[string]bool{}
+		for _, s := range c.Sources {
+			if !seen[s.Collection] {
+				seen[s.Collection] = true
+				c.Republish.Collections = append(c.Republish.Collections, republish.Collection{Name: s.Collection})
+			}
+		}
+	}
+}
+
+// Validate checks the whole configuration and names the field at fault.
+func (c *Config) Validate() error {
+	var errs []error
+	field := func(name string, err error) {
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+		}
+	}
+	if c.DataDir == "" {
+		errs = append(errs, errors.New("data_dir: must be set"))
+	}
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		field("listen", err)
+	}
+	if u, err := url.Parse(c.PublicURL); c.PublicURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+		errs = append(errs, fmt.Errorf("public_url: %q is not an http(s) URL", c.PublicURL))
+	}
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, fmt.Errorf("log.level: %q is not debug, info, warn or error", c.Log.Level))
+	}
+	switch c.Log.Format {
+	case "text", "json":
+	default:
+		errs = append(errs, fmt.Errorf("log.format: %q is not text or json", c.Log.Format))
+	}
+	if c.Tracing.SampleRatio < 0 || c.Tracing.SampleRatio > 1 {
+		errs = append(errs, fmt.Errorf("tracing.sample_ratio: %v is not between 0 and 1", c.Tracing.SampleRatio))
+	}
+	// The packages' own errors already name their section.
+	errs = append(errs, c.Queue.Validate())
+	switch c.Blobs.Kind {
+	case "dir":
+	case "s3":
+		if c.Blobs.S3.Endpoint == "" || c.Blobs.S3.Bucket == "" {
+			errs = append(errs, errors.New("blobs.s3: endpoint and bucket must be set"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("blobs.kind: %q is not dir or s3", c.Blobs.Kind))
+	}
+	errs = append(errs, c.Upstream.Validate(), c.Fetch.Validate())
+	field("harvest", c.Harvest.Validate())
+	errs = append(errs, c.Harvest.ValidateSources(c.Sources))
+	return errors.Join(errs...)
+}

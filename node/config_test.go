@@ -1,0 +1,74 @@
+package node
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestConfigsLoad keeps the example configurations true: every file under
+// configs/ must load and validate.
+func TestConfigsLoad(t *testing.T) {
+	files, err := filepath.Glob("../configs/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no example configurations found under ../configs (%v)", err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			cfg, err := Load(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(cfg.Sources) == 0 {
+				t.Error("no sources")
+			}
+		})
+	}
+}
+
+// TestConfigDefaultsAreDocumented checks that the full example states the
+// defaults the code has, so operators can trust it.
+func TestConfigDefaultsAreDocumented(t *testing.T) {
+	cfg, err := Load("../configs/viaduct.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := Defaults()
+	def.Sources = cfg.Sources
+	def.Fill()
+	if got, want := cfg.Queue.MaxStore, def.Queue.MaxStore; got != want {
+		t.Errorf("queue.max_store: example says %d, default is %d", got, want)
+	}
+	if got, want := cfg.Fetch, def.Fetch; got != want {
+		t.Errorf("fetch: example says %+v, default is %+v", got, want)
+	}
+	if got, want := cfg.Harvest, def.Harvest; got != want {
+		t.Errorf("harvest: example says %+v, default is %+v", got, want)
+	}
+	if got, want := cfg.Upstream.PerHostRate, def.Upstream.PerHostRate; got != want {
+		t.Errorf("upstream.per_host_rate: example says %v, default is %v", got, want)
+	}
+}
+
+func TestConfigErrorsNameTheField(t *testing.T) {
+	cases := map[string]string{
+		"blobs:\n  kind: tape\nsources: [{name: a, url: 'https://a.example/'}]\n":                 "blobs.kind",
+		"log:\n  level: loud\nsources: [{name: a, url: 'https://a.example/'}]\n":                  "log.level",
+		"sources: [{name: a, url: 'https://a.example/', schedule: 'every tuesday'}]\n":            "schedule",
+		"sources: [{name: a, url: 'https://a.example/'}]\nlisten: nowhere\n":                      "listen",
+		"sources: [{name: a, url: 'https://a.example/'}]\nfetch:\n  worker: 3\n":                  "worker",
+		"public_url: ftp://x\nsources: [{name: a, url: 'https://a.example/'}]\n":                  "public_url",
+		"sources: [{name: a, url: 'https://a.example/'}, {name: a, url: 'https://b.example/'}]\n": "sources",
+	}
+	for body, want := range cases {
+		f := filepath.Join(t.TempDir(), "c.yaml")
+		if err := os.WriteFile(f, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(f)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("config %q: got error %v, want one naming %q", body, err, want)
+		}
+	}
+}

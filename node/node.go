@@ -1,0 +1,196 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/viaduct-mirror/viaduct/queue"
+	"github.com/viaduct-mirror/viaduct/republish"
+	"github.com/viaduct-mirror/viaduct/storage"
+	"github.com/viaduct-mirror/viaduct/storage/sqlite"
+)
+
+// Options are what a node gets from its caller rather than its file.
+type Options struct {
+	// Logger receives every role's logs; nil discards them.
+	Logger *slog.Logger
+	// Version is reported in the User-Agent and in metrics.
+	Version string
+}
+
+// Node is one running viaduct process. Start it with Start and stop it with
+// Close; every goroutine it starts ends before Close returns.
+type Node struct {
+	cfg   Config
+	log   *slog.Logger
+	reg   *prometheus.Registry
+	q     *queue.Queue
+	blobs storage.Blobs
+	cat   *sqlite.Catalog
+	roles *roles
+	http  *http.Server
+	ln    net.Listener
+	url   string
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	errs   []error
+	closed chan struct{}
+}
+
+// Start opens the stores, starts every role and listens for HTTP. It
+// returns once the node is serving; a failure while starting closes what
+// was opened.
+func Start(ctx context.Context, cfg Config, opts Options) (n *Node, err error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	n = &Node{cfg: cfg, log: log, reg: prometheus.NewRegistry(), closed: make(chan struct{})}
+	n.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	defer func() {
+		if err != nil {
+			n.Close()
+			n = nil
+		}
+	}()
+
+	if n.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
+		return n, fmt.Errorf("listening on %s: %w", cfg.Listen, err)
+	}
+	n.url = strings.TrimSuffix(cfg.PublicURL, "/")
+	if n.url == "" {
+		n.url = "http://" + n.ln.Addr().String()
+	}
+	if n.cfg.Republish.BaseURL == "" {
+		n.cfg.Republish.BaseURL = n.url
+	}
+
+	qcfg := cfg.Queue
+	qcfg.Registerer = n.reg
+	if n.q, err = queue.Open(ctx, qcfg, log.With("role", "queue")); err != nil {
+		return n, fmt.Errorf("opening queue: %w", err)
+	}
+	if n.blobs, err = openBlobs(ctx, cfg.Blobs, log); err != nil {
+		return n, err
+	}
+	if n.cat, err = sqlite.Open(ctx, cfg.Catalog.Path, log.With("role", "catalog")); err != nil {
+		return n, fmt.Errorf("opening catalog: %w", err)
+	}
+
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	n.cancel = cancel
+	ap := &applier{q: n.q, cat: n.cat, log: log.With("role", "applier")}
+	n.spawn("applier", func() error { return ap.run(runCtx) })
+
+	repub, err := republish.New(n.cfg.Republish, republish.FromSQLite(n.cat), n.blobs, log.With("role", "republish"), n.reg)
+	if err != nil {
+		return n, fmt.Errorf("starting republisher: %w", err)
+	}
+	if n.roles, err = startRoles(runCtx, n, opts); err != nil {
+		return n, err
+	}
+
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(n.reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
+	n.roles.mount(mux)
+	mux.Handle("/", repub.Handler())
+	n.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	n.spawn("http", func() error {
+		if err := n.http.Serve(n.ln); !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	})
+	log.Info("viaduct node started", "url", n.url, "data_dir", cfg.DataDir, "blobs", cfg.Blobs.Kind, "sources", len(cfg.Sources))
+	return n, nil
+}
+
+// spawn runs f in a goroutine owned by the node; an error it returns is
+// logged and kept for Close.
+func (n *Node) spawn(name string, f func() error) {
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		if err := f(); err != nil {
+			n.log.Error("role stopped", "role", name, "err", err)
+			n.mu.Lock()
+			n.errs = append(n.errs, fmt.Errorf("%s: %w", name, err))
+			n.mu.Unlock()
+		}
+	}()
+}
+
+// URL is where the node's republished Source is served.
+func (n *Node) URL() string { return n.url }
+
+// Catalog is the node's catalog, for tests and the demo.
+func (n *Node) Catalog() *sqlite.Catalog { return n.cat }
+
+// Queue is the node's queue, for tests and the demo.
+func (n *Node) Queue() *queue.Queue { return n.q }
+
+// Blobs is the node's blob store.
+func (n *Node) Blobs() storage.Blobs { return n.blobs }
+
+// CaughtUp reports whether the catalog has applied every event so far.
+func (n *Node) CaughtUp(ctx context.Context) (bool, error) { return caughtUp(ctx, n.q, n.cat) }
+
+// Close stops every role, then the HTTP server, the catalog and the queue,
+// in that order, and returns the errors roles stopped with.
+func (n *Node) Close() error {
+	select {
+	case <-n.closed:
+		return nil
+	default:
+		close(n.closed)
+	}
+	var errs []error
+	if n.http != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		errs = append(errs, n.http.Shutdown(ctx))
+		cancel()
+	} else if n.ln != nil {
+		n.ln.Close()
+	}
+	if n.roles != nil {
+		errs = append(errs, n.roles.close())
+	}
+	if n.cancel != nil {
+		n.cancel()
+	}
+	n.wg.Wait()
+	if n.cat != nil {
+		errs = append(errs, n.cat.Close())
+	}
+	if n.q != nil {
+		errs = append(errs, n.q.Close())
+	}
+	n.mu.Lock()
+	errs = append(errs, n.errs...)
+	n.mu.Unlock()
+	return errors.Join(errs...)
+}
+
+// Run starts a node and serves until ctx ends.
+func Run(ctx context.Context, cfg Config, opts Options) error {
+	n, err := Start(ctx, cfg, opts)
+	if err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return n.Close()
+}

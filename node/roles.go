@@ -1,0 +1,91 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/viaduct-mirror/viaduct/fetch"
+	"github.com/viaduct-mirror/viaduct/harvester"
+	"github.com/viaduct-mirror/viaduct/upstream"
+)
+
+// roles are the node's active parts: the harvester that reads upstream
+// Sources and the fetch workers that copy their bitstreams.
+type roles struct {
+	client *upstream.Client
+	harv   *harvester.Harvester
+	pool   *fetch.Pool
+}
+
+func startRoles(ctx context.Context, n *Node, opts Options) (*roles, error) {
+	ucfg := n.cfg.Upstream
+	if ucfg.UserAgent == "" || ucfg.UserAgent == upstream.DefaultUserAgent("dev") {
+		ucfg.UserAgent = upstream.DefaultUserAgent(opts.Version)
+	}
+	client, err := upstream.New(ucfg, upstream.Options{Registerer: n.reg, Logger: n.log.With("role", "upstream")})
+	if err != nil {
+		return nil, fmt.Errorf("starting upstream client: %w", err)
+	}
+	r := &roles{client: client}
+	r.harv, err = harvester.New(n.cfg.Harvest, n.cfg.Sources, harvester.Deps{
+		Client:    client,
+		Upstream:  ucfg,
+		Cursors:   n.cat,
+		Held:      n.cat,
+		Publisher: n.q,
+	}, n.log.With("role", "harvester"), n.reg)
+	if err != nil {
+		client.Close()
+		return nil, err
+	}
+	changes, err := n.q.Changes(ctx)
+	if err != nil {
+		client.Close()
+		return nil, fmt.Errorf("consuming changes: %w", err)
+	}
+	r.pool, err = fetch.New(n.cfg.Fetch, fetch.Deps{
+		Changes: changes,
+		Blobs:   n.blobs,
+		Events:  n.q,
+		Catalog: n.cat,
+		Client:  r.harv.Client,
+	}, n.log.With("role", "fetch"), n.reg)
+	if err != nil {
+		client.Close()
+		return nil, err
+	}
+	n.spawn("fetch", func() error { return ignoreCanceled(r.pool.Run(ctx)) })
+	n.spawn("harvester", func() error { return ignoreCanceled(r.harv.Run(ctx)) })
+	return r, nil
+}
+
+// mount adds the operator's endpoints of the roles.
+func (r *roles) mount(mux *http.ServeMux) {
+	// POST /admin/sync/{source} runs a pass over a Source now, instead of
+	// waiting for its schedule; it answers when the pass has ended.
+	mux.HandleFunc("POST /admin/sync/{source}", func(w http.ResponseWriter, req *http.Request) {
+		name := req.PathValue("source")
+		if r.harv.Client(name) == nil {
+			http.Error(w, fmt.Sprintf("no source named %q", name), http.StatusNotFound)
+			return
+		}
+		if err := r.harv.SyncOnce(req.Context(), name); err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		w.Write([]byte("ok\n"))
+	})
+}
+
+func (r *roles) close() error {
+	return errors.Join(r.harv.Close(), r.pool.Close(), r.client.Close())
+}
+
+func ignoreCanceled(err error) error {
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
