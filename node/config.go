@@ -34,13 +34,13 @@ type Config struct {
 	// address the node listens on.
 	PublicURL string `yaml:"public_url"`
 
-	Log      LogConfig      `yaml:"log"`
-	Tracing  TracingConfig  `yaml:"tracing"`
-	Queue    queue.Config   `yaml:"queue"`
-	Blobs    BlobsConfig    `yaml:"blobs"`
-	Catalog  CatalogConfig  `yaml:"catalog"`
-	Upstream upstream.Config `yaml:"upstream"`
-	Fetch    fetch.Config   `yaml:"fetch"`
+	Log      LogConfig        `yaml:"log"`
+	Tracing  TracingConfig    `yaml:"tracing"`
+	Queue    queue.Config     `yaml:"queue"`
+	Blobs    BlobsConfig      `yaml:"blobs"`
+	Catalog  CatalogConfig    `yaml:"catalog"`
+	Upstream upstream.Config  `yaml:"upstream"`
+	Fetch    fetch.Config     `yaml:"fetch"`
 	Harvest  harvester.Config `yaml:"harvest"`
 	// Sources are the upstream ResourceSync Sources this node harvests.
 	Sources   []harvester.SourceConfig `yaml:"sources"`
@@ -84,15 +84,15 @@ type CatalogConfig struct {
 // a directory blob store and SQLite, all under ./data.
 func Defaults() Config {
 	return Config{
-		DataDir:  "data",
-		Listen:   "127.0.0.1:8080",
-		Log:      LogConfig{Level: "info", Format: "text"},
-		Tracing:  TracingConfig{SampleRatio: 1},
-		Queue:    queue.Defaults(),
-		Blobs:    BlobsConfig{Kind: "dir"},
-		Upstream: upstream.DefaultConfig(),
-		Fetch:    fetch.Defaults(),
-		Harvest:  harvester.Defaults(),
+		DataDir:   "data",
+		Listen:    "127.0.0.1:8080",
+		Log:       LogConfig{Level: "info", Format: "text"},
+		Tracing:   TracingConfig{SampleRatio: 1},
+		Queue:     queue.Defaults(),
+		Blobs:     BlobsConfig{Kind: "dir"},
+		Upstream:  upstream.DefaultConfig(),
+		Fetch:     fetch.Defaults(),
+		Harvest:   harvester.Defaults(),
 		Republish: republish.Config{},
 	}
 }

@@ -52,4 +52,3 @@ func newLogger(w io.Writer, c node.LogConfig) (*slog.Logger, error) {
 	}
 	return slog.New(slog.NewTextHandler(w, opts)), nil
 }
-
