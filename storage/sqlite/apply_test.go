@@ -27,10 +27,10 @@ func story() []*viaduct.Event {
 		3: event("s1", "c", "http://s1/a", upd, "a2"),
 		4: event("s1", "c", "http://s1/a", upd, "a2"), // same copy: no change
 		5: event("s1", "c", "http://s1/b", del, ""),
-		6: event("s1", "c", "http://s1/x", del, ""), // never held: no change
-		7: event("s1", "c", "http://s1/b", del, ""), // already deleted: no change
+		6: event("s1", "c", "http://s1/x", del, ""),   // never held: no change
+		7: event("s1", "c", "http://s1/b", del, ""),   // already deleted: no change
 		8: event("s1", "c", "http://s1/b", upd, "b2"), // not held: logged as created
-		9: event("s1", "c", "http://s1/a", cr, "a3"), // held: logged as updated
+		9: event("s1", "c", "http://s1/a", cr, "a3"),  // held: logged as updated
 	}
 }
 
