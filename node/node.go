@@ -90,6 +90,8 @@ func Start(ctx context.Context, cfg Config, opts Options) (n *Node, err error) {
 		return n, fmt.Errorf("opening catalog: %w", err)
 	}
 
+	n.reg.MustRegister(newCatalogCollector(n))
+
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	n.cancel = cancel
 	ap := &applier{q: n.q, cat: n.cat, log: log.With("role", "applier")}

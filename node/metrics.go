@@ -1,0 +1,52 @@
+package node
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// catalogCollector reports the catalog's gauges on every scrape, read from
+// the catalog itself so they can never drift from what it holds.
+type catalogCollector struct {
+	n *Node
+
+	resources, bytes, changes, applied, lag *prometheus.Desc
+}
+
+func newCatalogCollector(n *Node) *catalogCollector {
+	d := func(name, help string) *prometheus.Desc {
+		return prometheus.NewDesc(prometheus.BuildFQName("viaduct", "catalog", name), help, nil, nil)
+	}
+	return &catalogCollector{
+		n:         n,
+		resources: d("resources", "Resources the catalog holds now, all collections."),
+		bytes:     d("bytes", "Bytes of the resources the catalog holds now."),
+		changes:   d("changes", "Length of the aggregator's change log."),
+		applied:   d("last_applied_seq", "EVENTS sequence of the last event applied to the catalog."),
+		lag:       d("lag_events", "Events published on EVENTS and not yet applied to this node's catalog."),
+	}
+}
+
+func (c *catalogCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.resources, c.bytes, c.changes, c.applied, c.lag} {
+		ch <- d
+	}
+}
+
+func (c *catalogCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	st, err := c.n.cat.Stats(ctx)
+	if err != nil {
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(c.resources, prometheus.GaugeValue, float64(st.Resources))
+	ch <- prometheus.MustNewConstMetric(c.bytes, prometheus.GaugeValue, float64(st.Bytes))
+	ch <- prometheus.MustNewConstMetric(c.changes, prometheus.GaugeValue, float64(st.Changes))
+	ch <- prometheus.MustNewConstMetric(c.applied, prometheus.GaugeValue, float64(st.LastApplied))
+	if last, err := c.n.q.LastEventSeq(ctx); err == nil && last >= st.LastApplied {
+		ch <- prometheus.MustNewConstMetric(c.lag, prometheus.GaugeValue, float64(last-st.LastApplied))
+	}
+}
