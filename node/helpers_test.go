@@ -1,0 +1,227 @@
+package node
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/viaduct-mirror/viaduct/harvester"
+	"github.com/viaduct-mirror/viaduct/queue"
+	"github.com/viaduct-mirror/viaduct/sim"
+)
+
+// waitFor polls cond until it holds, failing the test with what when
+// timeout passes first. It is the only way these tests wait.
+func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited %s for %s", timeout, what)
+		}
+		<-tick.C
+	}
+}
+
+// startSource serves a simulated Source on loopback until the test ends.
+func startSource(t testing.TB, cfg sim.Config) *sim.Server {
+	t.Helper()
+	src, err := sim.New(cfg)
+	if err != nil {
+		t.Fatalf("sim: %v", err)
+	}
+	srv, err := sim.Listen("127.0.0.1:0", src, nil)
+	if err != nil {
+		t.Fatalf("sim listen: %v", err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+// sourceConfig is a loopback Source polled only when a test asks.
+func sourceConfig(name string, srv *sim.Server) harvester.SourceConfig {
+	yes := true
+	return harvester.SourceConfig{Name: name, URL: srv.URL, Schedule: "@every 1h", AllowLoopback: &yes}
+}
+
+// testConfig is a node on loopback under dataDir whose retries resolve in
+// seconds and whose upstream limits do not slow a test down.
+func testConfig(dataDir string, sources ...harvester.SourceConfig) Config {
+	cfg := Defaults()
+	cfg.DataDir = dataDir
+	cfg.Listen = "127.0.0.1:0"
+	cfg.Log.Level = "debug"
+	cfg.Sources = sources
+
+	cfg.Upstream.AllowLoopback = true
+	cfg.Upstream.PerHostRate = 1e6
+	cfg.Upstream.PerHostBurst = 1e6
+	cfg.Upstream.PerHostConcurrency = 32
+	cfg.Upstream.MaxAttempts = 2
+	cfg.Upstream.BackoffBase = 10 * time.Millisecond
+	cfg.Upstream.BackoffMax = 50 * time.Millisecond
+	cfg.Upstream.RequestTimeout = time.Minute
+	cfg.Upstream.ResponseHeaderTimeout = 2 * time.Second
+
+	cfg.Queue.Backoff = nil
+	cfg.Queue.AckWait = 5 * time.Second
+	cfg.Queue.MaxDeliver = 3
+	cfg.Queue.MaxStore = 1 << 30
+
+	cfg.Fetch.Workers = 32
+	cfg.Fetch.RetryBase = 50 * time.Millisecond
+	cfg.Fetch.RetryMax = 200 * time.Millisecond
+	cfg.Fetch.NotFoundAttempts = 2
+	cfg.Fetch.InProgressEvery = time.Second
+	cfg.Fetch.DrainTimeout = 5 * time.Second
+	return cfg
+}
+
+// startNode fills in and checks cfg, then starts a node that the test's
+// end closes (a test may close it earlier).
+func startNode(t testing.TB, cfg Config, log *slog.Logger) *Node {
+	t.Helper()
+	cfg.Fill()
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	n, err := Start(context.Background(), cfg, Options{Logger: log, Version: "test"})
+	if err != nil {
+		t.Fatalf("starting node: %v", err)
+	}
+	t.Cleanup(func() { n.Close() })
+	return n
+}
+
+// syncSource asks the node for a pass over the Source now and returns the
+// HTTP status and body once the pass has ended.
+func syncSource(t testing.TB, n *Node, name string) (int, string) {
+	t.Helper()
+	resp, err := http.Post(n.URL()+"/admin/sync/"+name, "text/plain", nil)
+	if err != nil {
+		t.Fatalf("sync %s: %v", name, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// mustSync runs a pass over the Source and fails the test if it fails.
+func mustSync(t testing.TB, n *Node, name string) {
+	t.Helper()
+	if code, body := syncSource(t, n, name); code != http.StatusOK {
+		t.Fatalf("sync %s: %d %s", name, code, body)
+	}
+}
+
+// streamMsgs is how many messages a stream holds now.
+func streamMsgs(t testing.TB, q *queue.Queue, stream string) uint64 {
+	t.Helper()
+	s, err := q.JetStream().Stream(context.Background(), stream)
+	if err != nil {
+		t.Fatalf("stream %s: %v", stream, err)
+	}
+	info, err := s.Info(context.Background())
+	if err != nil {
+		t.Fatalf("stream %s info: %v", stream, err)
+	}
+	return info.State.Msgs
+}
+
+// settled reports whether the node has nothing left to do: every queued
+// change handled (acked or dead-lettered, and so its event published) and
+// every event applied to the catalog.
+func settled(t testing.TB, n *Node) bool {
+	t.Helper()
+	if streamMsgs(t, n.Queue(), queue.StreamChanges) != 0 {
+		return false
+	}
+	ok, err := n.CaughtUp(context.Background())
+	if err != nil {
+		t.Fatalf("caught up: %v", err)
+	}
+	return ok
+}
+
+// waitSettled waits until the node has handled everything queued.
+func waitSettled(t testing.TB, n *Node, timeout time.Duration) {
+	t.Helper()
+	waitFor(t, timeout, "the node to handle every queued change", func() bool { return settled(t, n) })
+}
+
+// lastApplied is the catalog's position in EVENTS.
+func lastApplied(t testing.TB, n *Node) uint64 {
+	t.Helper()
+	seq, err := n.Catalog().LastApplied(context.Background())
+	if err != nil {
+		t.Fatalf("last applied: %v", err)
+	}
+	return seq
+}
+
+// deadLetters reads every dead letter.
+func deadLetters(t testing.TB, n *Node) []queue.DeadLetter {
+	t.Helper()
+	dl, err := n.Queue().DeadLetters(context.Background(), 10000)
+	if err != nil {
+		t.Fatalf("dead letters: %v", err)
+	}
+	return dl
+}
+
+// logBuffer captures a node's JSON log lines, so tests can check what an
+// operator is told.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// logger is a debug-level JSON logger writing to b.
+func (b *logBuffer) logger() *slog.Logger {
+	return slog.New(slog.NewJSONHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// records returns the captured records whose text attribute of every key
+// in match contains the value given for it.
+func (b *logBuffer) records(match map[string]string) []map[string]any {
+	b.mu.Lock()
+	lines := strings.Split(b.buf.String(), "\n")
+	b.mu.Unlock()
+	var out []map[string]any
+	for _, l := range lines {
+		if l == "" {
+			continue
+		}
+		var rec map[string]any
+		if json.Unmarshal([]byte(l), &rec) != nil {
+			continue
+		}
+		ok := true
+		for k, want := range match {
+			got, _ := rec[k].(string)
+			if !strings.Contains(got, want) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			out = append(out, rec)
+		}
+	}
+	return out
+}
