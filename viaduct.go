@@ -35,6 +35,21 @@ type Change struct {
 	Links []resourcesync.Link `json:"links,omitempty"`
 	// Doc is the document the change was read from, for error messages.
 	Doc string `json:"doc,omitempty"`
+	// Blob, when set, says the bitstream is already in the blob store:
+	// the harvester took it from a Dump package, verified against the
+	// package's manifest, and committed it before queueing the change.
+	// A fetch worker then publishes the event without a GET, as long as
+	// the blob is still there; otherwise it fetches as usual.
+	Blob *StoredBlob `json:"blob,omitempty"`
+}
+
+// StoredBlob is a bitstream already committed to the blob store, with the
+// digests computed of its bytes while it was stored.
+type StoredBlob struct {
+	// SHA256 is the blob's key.
+	SHA256 string `json:"sha256"`
+	MD5    string `json:"md5,omitempty"`
+	Length int64  `json:"length"`
 }
 
 // MsgID is the JetStream de-duplication id of the change: the same upstream
