@@ -43,6 +43,9 @@ func (p *Pool) skip(ctx context.Context, c *viaduct.Change) (*viaduct.Event, str
 			return nil, skipHeld, nil
 		}
 	}
+	if ev, reason, err := p.stored(ctx, c); err != nil || reason != "" {
+		return ev, reason, err
+	}
 	if sha := c.Hash.Get(resourcesync.SHA256); sha != "" {
 		info, err := p.deps.Blobs.Stat(ctx, sha)
 		switch {
