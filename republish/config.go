@@ -35,6 +35,8 @@ type Config struct {
 	// DescribedBy, when set, is linked from the Source Description with
 	// rel="describedby": a page about this mirror.
 	DescribedBy string `yaml:"described_by"`
+	// Dumps are the Resource Dumps and Change Dumps of every collection.
+	Dumps DumpConfig `yaml:"dumps"`
 }
 
 // Collection is one set of resources.
@@ -93,6 +95,9 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("republish: collections: at least one is needed")
 	}
 	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
+	if c.Dumps, err = c.Dumps.withDefaults(); err != nil {
+		return c, err
+	}
 	seen := map[string]bool{}
 	for i, col := range c.Collections {
 		if reserved[col.Name] {
