@@ -99,6 +99,7 @@ func writeCapabilities(w io.Writer, s *Source, base string, _ Fault) error {
 			MD:  &resourcesync.MD{Capability: resourcesync.CapChangeList},
 		})
 	}
+	entries = append(entries, s.channelEntries()...)
 	return writeEntries(w, &resourcesync.Header{
 		MD:    resourcesync.MD{Capability: resourcesync.CapCapabilityList},
 		Links: up(base + PathDescription),

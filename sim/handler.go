@@ -28,6 +28,10 @@ func (s *Source) Handler() http.Handler {
 func (s *Source) serve(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
 	s.countRequest(p)
+	if h := s.channelHandler(p); h != nil {
+		h.ServeHTTP(w, r)
+		return
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)

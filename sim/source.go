@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -34,6 +35,8 @@ type Source struct {
 	// hookMu keeps OnChange calls in the order of the changes.
 	hookMu   sync.Mutex
 	onChange func(Change)
+	// hub is the change notification hub, when one is started.
+	hub atomic.Pointer[Hub]
 
 	faults faults
 
