@@ -37,6 +37,9 @@ type Config struct {
 	DescribedBy string `yaml:"described_by"`
 	// Dumps are the Resource Dumps and Change Dumps of every collection.
 	Dumps DumpConfig `yaml:"dumps"`
+	// Notify is the change-notification channel of each collection (see
+	// NotifyConfig); off unless Enabled.
+	Notify NotifyConfig `yaml:"notify"`
 }
 
 // Collection is one set of resources.
