@@ -55,6 +55,9 @@ func (s *Server) serveCapabilityList(w http.ResponseWriter, r *http.Request, c *
 	}
 	h.Links = append(h.Links, resourcesync.Link{Rel: "up", Href: s.sourceDescriptionURL()})
 	caps := s.capabilities(c)
+	if s.notifyOn() {
+		caps = append(caps, s.notificationCapability(c))
+	}
 	s.send(w, r, reply{doc: "capabilitylist", contentType: xmlType, etag: etagOf("capabilitylist", c.Name, s.confID),
 		write: func(out io.Writer) (int, error) {
 			wr, err := resourcesync.NewWriter(out, h)
