@@ -109,6 +109,8 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		s.serveChangeList(w, r, col, strings.TrimPrefix(rest, "changelist/"))
 	case strings.HasPrefix(rest, "r/"):
 		s.serveBitstream(w, r, col)
+	case s.isTopic(rest):
+		s.serveTopic(w, r, col)
 	default:
 		s.fail(w, r, "other", http.StatusNotFound, nil)
 	}
