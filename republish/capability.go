@@ -42,10 +42,10 @@ func (s *Server) serveSourceDescription(w http.ResponseWriter, r *http.Request) 
 // order the Capability List gives them. Resource Dumps, Change Dumps and
 // the change-notification channel will be added here when they are served.
 func (s *Server) capabilities(c *Collection) []resourcesync.Entry {
-	return []resourcesync.Entry{
+	return append([]resourcesync.Entry{
 		{Loc: s.resourceListURL(c.Name), MD: &resourcesync.MD{Capability: resourcesync.CapResourceList}},
 		{Loc: s.changeListIndexURL(c.Name), MD: &resourcesync.MD{Capability: resourcesync.CapChangeList}},
-	}
+	}, s.dumpCapabilities(c)...)
 }
 
 func (s *Server) serveCapabilityList(w http.ResponseWriter, r *http.Request, c *Collection) {
