@@ -1,0 +1,147 @@
+package node
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/viaduct-mirror/viaduct/sim"
+	"github.com/viaduct-mirror/viaduct/storage/sqlite"
+)
+
+// restartSize is the Source the restart tests harvest. Every bitstream is
+// held back a few milliseconds, so that closing the node after a given
+// number of events lands in the middle of the work.
+const restartSize = 2000
+
+// TestRestartDuringBaseline closes a node while it is copying a baseline
+// and starts another on the same data directory: the second finishes the
+// work without fetching again what the first stored, and the change log
+// lists every resource once.
+func TestRestartDuringBaseline(t *testing.T) {
+	src := startSource(t, sim.Config{Resources: restartSize, Seed: 11, MinSize: 16, MaxSize: 512})
+	slowBitstreams(t, src)
+	cfg := testConfig(t.TempDir(), sourceConfig("s", src))
+
+	n := startNode(t, cfg, nil)
+	mustSync(t, n, "s")
+	waitFor(t, 30*time.Second, "part of the baseline to be applied", func() bool { return lastApplied(t, n) >= 300 })
+	s := stop(t, n, src)
+	if len(s.stored) >= restartSize {
+		t.Fatalf("the node was stopped after the whole baseline was stored (%d blobs)", len(s.stored))
+	}
+
+	n = startNode(t, cfg, nil)
+	mustSync(t, n, "s")
+	waitSettled(t, n, 60*time.Second)
+	checkMirror(t, n, "s", src)
+	checkBlobs(t, n)
+	if got := checkChangeLog(t, n, "s"); got != restartSize {
+		t.Errorf("change log has %d entries after a baseline of %d resources", got, restartSize)
+	}
+	checkNotFetchedAgain(t, src, s)
+}
+
+// TestRestartDuringChanges closes a node while it is applying a few
+// hundred upstream changes, lets the Source change more while the node is
+// down, and checks that a new node on the same data directory loses none
+// of them and repeats none.
+func TestRestartDuringChanges(t *testing.T) {
+	src := startSource(t, sim.Config{Resources: restartSize, Seed: 12, MinSize: 16, MaxSize: 512})
+	cfg := testConfig(t.TempDir(), sourceConfig("s", src))
+	// A change whose bitstream the Source has changed again since fails
+	// its check until the later change is applied and supersedes it: give
+	// it the time to, as the default retries would.
+	cfg.Queue.MaxDeliver = 6
+	cfg.Fetch.RetryBase = 250 * time.Millisecond
+	cfg.Fetch.RetryMax = 2 * time.Second
+
+	n := startNode(t, cfg, nil)
+	mustSync(t, n, "s")
+	waitSettled(t, n, 60*time.Second)
+	base := lastApplied(t, n)
+
+	slowBitstreams(t, src)
+	src.Create(200)
+	src.Update(300)
+	src.Delete(100)
+	mustSync(t, n, "s")
+	waitFor(t, 30*time.Second, "part of the changes to be applied", func() bool { return lastApplied(t, n) >= base+100 })
+	s := stop(t, n, src)
+	if s.applied >= base+600 {
+		t.Fatalf("the node was stopped after every change was applied (%d events past the baseline)", s.applied-base)
+	}
+	src.Mutate(100)
+
+	n = startNode(t, cfg, nil)
+	mustSync(t, n, "s")
+	waitSettled(t, n, 60*time.Second)
+	checkMirror(t, n, "s", src)
+	checkBlobs(t, n)
+	checkChangeLog(t, n, "s")
+	checkNotFetchedAgain(t, src, s)
+	for _, d := range deadLetters(t, n) {
+		t.Errorf("dead letter: %s", d.Reason)
+	}
+}
+
+// slowBitstreams holds every bitstream back a little.
+func slowBitstreams(t testing.TB, src *sim.Server) {
+	t.Helper()
+	if err := src.SetFault("/res/*", sim.Fault{Delay: 10 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// stopped is what a node left behind when it was closed.
+type stopped struct {
+	// stored are the keys of the blobs in its store.
+	stored map[string]bool
+	// requests are the Source's request counts by path.
+	requests map[string]int
+	// applied is its catalog's position in EVENTS.
+	applied uint64
+}
+
+// stop closes the node and records what it left behind.
+func stop(t testing.TB, n *Node, src *sim.Server) stopped {
+	t.Helper()
+	if err := n.Close(); err != nil {
+		t.Fatalf("closing the node: %v", err)
+	}
+	s := stopped{stored: blobKeys(t, n), requests: src.Requests()}
+	cat, err := sqlite.Open(context.Background(), n.cfg.Catalog.Path, nil)
+	if err != nil {
+		t.Fatalf("reopening the catalog: %v", err)
+	}
+	defer cat.Close()
+	if s.applied, err = cat.LastApplied(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// checkNotFetchedAgain fails if a bitstream whose blob was stored before
+// the restart was requested from the Source after it.
+func checkNotFetchedAgain(t testing.TB, src *sim.Server, s stopped) {
+	t.Helper()
+	stored, before := s.stored, s.requests
+	after := src.Requests()
+	again := 0
+	for uri, it := range src.Snapshot() {
+		if !stored[it.SHA256] {
+			continue
+		}
+		p := strings.TrimPrefix(uri, src.URL)
+		if after[p] != before[p] {
+			again++
+			if again <= 5 {
+				t.Errorf("%s was stored before the restart and fetched %d more times after it", uri, after[p]-before[p])
+			}
+		}
+	}
+	if again > 0 {
+		t.Fatalf("%d bitstreams stored before the restart were fetched again", again)
+	}
+}
