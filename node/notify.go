@@ -1,0 +1,115 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"syscall"
+	"time"
+
+	"github.com/viaduct-mirror/viaduct/queue"
+	"github.com/viaduct-mirror/viaduct/republish"
+	"github.com/viaduct-mirror/viaduct/websub"
+)
+
+// notify is the downstream side of change notifications: viaduct's own
+// hub (unless an external hub is configured), mounted at /hub, and the
+// notifier that publishes each collection's changes on its topic.
+type notify struct {
+	hub *websub.Hub // nil with an external hub or notifications off
+}
+
+// startNotify starts the hub and the notifier when republish.notify is
+// enabled. The notifier runs until ctx ends; the hub until close.
+func startNotify(ctx context.Context, n *Node, repub *republish.Server) (*notify, error) {
+	cfg := repub.NotifyConfig()
+	r := &notify{}
+	if !cfg.Enabled {
+		return r, nil
+	}
+	log := n.log.With("role", "notify")
+	var pub websub.Publisher
+	if cfg.ExternalHub != "" {
+		pub = &websub.ExternalHub{URL: cfg.ExternalHub, Client: hubClient(cfg.AllowLoopbackCallbacks)}
+	} else {
+		outbox, err := n.q.HubOutbox(ctx, queue.HubOutboxConfig{MaxPerSubscriber: cfg.MaxQueued, MaxBytes: cfg.QueueMaxBytes})
+		if err != nil {
+			return nil, err
+		}
+		policy := websub.DefaultCallbackPolicy
+		if cfg.AllowLoopbackCallbacks {
+			policy = websub.AllowAllCallbacks
+		}
+		hcfg := cfg.Hub
+		hcfg.URL = repub.HubURL()
+		r.hub, err = websub.NewHub(ctx, hcfg, websub.HubOptions{
+			Store:  republish.NewSubscriptionStore(n.cat),
+			Outbox: outbox,
+			Client: hubClient(cfg.AllowLoopbackCallbacks),
+			Policy: policy,
+			Logger: log,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("starting hub: %w", err)
+		}
+		for _, topic := range repub.Topics() {
+			r.hub.AddTopic(topic)
+		}
+		pub = r.hub
+	}
+	nf, err := republish.NewNotifier(repub, n.cat, pub, log)
+	if err != nil {
+		r.close()
+		return nil, err
+	}
+	n.spawn("notifier", func() error { return nf.Run(ctx) })
+	return r, nil
+}
+
+// mount serves the hub's subscription requests.
+func (r *notify) mount(mux *http.ServeMux) {
+	if r != nil && r.hub != nil {
+		mux.Handle(republish.HubPath, r.hub)
+	}
+}
+
+// close stops the hub's verifications and deliveries; what is queued
+// stays in HUBOUT for the next start.
+func (r *notify) close() error {
+	if r == nil || r.hub == nil {
+		return nil
+	}
+	return r.hub.Close()
+}
+
+// hubClient is the hub's client for callbacks and the external hub: no
+// redirects, and no connections to loopback, private, link-local or
+// unspecified addresses unless allowLocal, checked on the address really
+// dialled (a policy sees only names).
+func hubClient(allowLocal bool) *http.Client {
+	d := &net.Dialer{Timeout: 10 * time.Second}
+	if !allowLocal {
+		d.Control = func(_, address string, _ syscall.RawConn) error {
+			ap, err := netip.ParseAddrPort(address)
+			if err != nil {
+				return fmt.Errorf("hub: dialling %s: %w", address, err)
+			}
+			a := ap.Addr().Unmap()
+			if a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsUnspecified() || a.IsMulticast() {
+				return fmt.Errorf("hub: dialling %s: %w", address, errNotPublic)
+			}
+			return nil
+		}
+	}
+	tr := &http.Transport{
+		Proxy: nil, DialContext: d.DialContext, ForceAttemptHTTP2: true,
+		MaxIdleConns: 100, IdleConnTimeout: 90 * time.Second,
+		TLSHandshakeTimeout: 10 * time.Second, ResponseHeaderTimeout: 30 * time.Second,
+	}
+	return &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+var errNotPublic = errors.New("address is not public")
