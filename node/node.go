@@ -39,6 +39,7 @@ type Node struct {
 	blobs storage.Blobs
 	cat   *sqlite.Catalog
 	roles *roles
+	note  *notify
 	http  *http.Server
 	ln    net.Listener
 	url   string
@@ -104,11 +105,15 @@ func Start(ctx context.Context, cfg Config, opts Options) (n *Node, err error) {
 	if n.roles, err = startRoles(runCtx, n, opts); err != nil {
 		return n, err
 	}
+	if n.note, err = startNotify(runCtx, n, repub); err != nil {
+		return n, err
+	}
 
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(n.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
 	n.roles.mount(mux)
+	n.note.mount(mux)
 	mux.Handle("/", repub.Handler())
 	n.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	n.spawn("http", func() error {
@@ -171,6 +176,7 @@ func (n *Node) Close() error {
 	if n.roles != nil {
 		errs = append(errs, n.roles.close())
 	}
+	errs = append(errs, n.note.close())
 	if n.cancel != nil {
 		n.cancel()
 	}
