@@ -93,7 +93,7 @@ func Defaults() Config {
 		Upstream:  upstream.DefaultConfig(),
 		Fetch:     fetch.Defaults(),
 		Harvest:   harvester.Defaults(),
-		Republish: republish.Config{},
+		Republish: republish.Config{Notify: republish.NotifyDefaults()},
 	}
 }
 
@@ -195,5 +195,6 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.Upstream.Validate(), c.Fetch.Validate())
 	field("harvest", c.Harvest.Validate())
 	errs = append(errs, c.Harvest.ValidateSources(c.Sources))
+	field("republish.notify", c.Republish.Notify.Validate())
 	return errors.Join(errs...)
 }
