@@ -1,6 +1,7 @@
 package resourcesync
 
 import (
+	"bytes"
 	"encoding/xml"
 	"fmt"
 	"slices"
@@ -11,28 +12,26 @@ import (
 // uses from outside are declared on its top element, so that the bytes
 // mean the same wherever a writer puts them. Its size is bounded by
 // MaxAttrLen.
-func (r *Reader) capture(start xml.StartElement, uri string) (Element, error) {
-	el := Element{Name: xml.Name{Space: uri, Local: start.Name.Local}}
-	toks := []xml.Token{start.Copy()}
+func (r *Reader) capture(start *token, uri string) (Element, error) {
+	first := xmlToken(start)
+	name := first.(xml.StartElement).Name
+	el := Element{Name: xml.Name{Space: uri, Local: name.Local}}
+	toks := []xml.Token{first}
 	size := 0
 	depth := len(r.stack)
 	for depth <= len(r.stack) {
-		tok, err := r.token()
+		t, err := r.token()
 		if err != nil {
 			return el, err
 		}
-		switch t := tok.(type) {
-		case xml.StartElement:
-			for _, a := range t.Attr {
-				size += len(a.Value)
+		switch t.kind {
+		case tokStart:
+			for _, a := range t.attrs {
+				size += len(a.value)
 			}
-		case xml.CharData:
-			size += len(t)
-		case xml.Comment:
-			size += len(t)
-		case xml.ProcInst:
-			size += len(t.Inst)
-		case xml.EndElement:
+		case tokText, tokComment, tokPI:
+			size += len(t.data)
+		case tokEnd:
 			r.endElement()
 		}
 		if size > r.lim.MaxAttrLen {
@@ -41,9 +40,9 @@ func (r *Reader) capture(start xml.StartElement, uri string) (Element, error) {
 					return el, err
 				}
 			}
-			return el, r.limitErr("MaxAttrLen", "extension element <%s>: more than %d bytes", qname(start.Name), r.lim.MaxAttrLen)
+			return el, r.limitErr("MaxAttrLen", "extension element <%s>: more than %d bytes", qname(name), r.lim.MaxAttrLen)
 		}
-		toks = append(toks, xml.CopyToken(tok))
+		toks = append(toks, xmlToken(t))
 	}
 	need, err := r.outerPrefixes(toks)
 	if err != nil {
@@ -53,14 +52,34 @@ func (r *Reader) capture(start xml.StartElement, uri string) (Element, error) {
 	return el, nil
 }
 
+// xmlToken copies a token into the form encoding/xml's RawToken gives,
+// which is how captured elements are kept until they are serialised.
+func xmlToken(t *token) xml.Token {
+	switch t.kind {
+	case tokStart:
+		s := xml.StartElement{Name: rawName(t.name), Attr: make([]xml.Attr, len(t.attrs))}
+		for i, a := range t.attrs {
+			s.Attr[i] = xml.Attr{Name: rawName(a.name), Value: string(a.value)}
+		}
+		return s
+	case tokEnd:
+		return xml.EndElement{Name: rawName(t.name)}
+	case tokText:
+		return xml.CharData(bytes.Clone(t.data))
+	case tokComment:
+		return xml.Comment(bytes.Clone(t.data))
+	}
+	return xml.ProcInst{Target: string(t.name), Inst: bytes.Clone(t.data)}
+}
+
 // skipTo reads until the element open at depth has closed.
 func (r *Reader) skipTo(depth int) error {
 	for len(r.stack) >= depth {
-		tok, err := r.token()
+		t, err := r.token()
 		if err != nil {
 			return err
 		}
-		if _, ok := tok.(xml.EndElement); ok {
+		if t.kind == tokEnd {
 			r.endElement()
 		}
 	}
@@ -87,7 +106,7 @@ func (r *Reader) outerPrefixes(toks []xml.Token) ([]binding, error) {
 		if slices.ContainsFunc(need, func(b binding) bool { return b.prefix == prefix }) {
 			return nil
 		}
-		uri, ok := r.ns.lookup(prefix)
+		uri, ok := r.ns.lookup([]byte(prefix))
 		if !ok {
 			return fmt.Errorf("extension element: undeclared namespace prefix %q", prefix)
 		}

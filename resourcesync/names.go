@@ -1,6 +1,9 @@
 package resourcesync
 
-import "encoding/xml"
+import (
+	"bytes"
+	"encoding/xml"
+)
 
 // xmlNS is the namespace the "xml" prefix is bound to by definition.
 const xmlNS = "http://www.w3.org/XML/1998/namespace"
@@ -13,20 +16,22 @@ type binding struct {
 }
 
 // nsScope resolves prefixes the way encoding/xml's Token would, but only
-// when asked: the reader uses RawToken, which is much cheaper, and most
-// elements of a list declare nothing.
+// when asked: most elements of a list declare nothing, and most names are
+// compared with the few namespaces the reader knows without a string being
+// made of them.
 type nsScope struct {
 	b []binding
 }
 
 // push records the declarations among attrs, made by the element at depth.
-func (s *nsScope) push(attrs []xml.Attr, depth int) {
+func (s *nsScope) push(attrs []attr, depth int) {
 	for _, a := range attrs {
+		prefix, local := splitName(a.name)
 		switch {
-		case a.Name.Space == "xmlns":
-			s.b = append(s.b, binding{a.Name.Local, a.Value, depth})
-		case a.Name.Space == "" && a.Name.Local == "xmlns":
-			s.b = append(s.b, binding{"", a.Value, depth})
+		case string(prefix) == "xmlns":
+			s.b = append(s.b, binding{string(local), string(a.value), depth})
+		case len(prefix) == 0 && string(local) == "xmlns":
+			s.b = append(s.b, binding{"", string(a.value), depth})
 		}
 	}
 }
@@ -40,19 +45,59 @@ func (s *nsScope) pop(depth int) {
 
 // lookup returns the namespace bound to prefix. The default namespace may
 // be unbound, which means no namespace.
-func (s *nsScope) lookup(prefix string) (string, bool) {
-	if prefix == "xml" {
+func (s *nsScope) lookup(prefix []byte) (string, bool) {
+	if string(prefix) == "xml" {
 		return xmlNS, true
 	}
 	for i := len(s.b) - 1; i >= 0; i-- {
-		if s.b[i].prefix == prefix {
+		if s.b[i].prefix == string(prefix) {
 			return s.b[i].uri, true
 		}
 	}
-	return "", prefix == ""
+	return "", len(prefix) == 0
 }
 
-// isDecl reports whether a is a namespace declaration rather than data.
+// splitName splits a name as written into prefix and local part, as
+// encoding/xml does: only at a colon with something on both sides.
+func splitName(n []byte) (prefix, local []byte) {
+	i := bytes.IndexByte(n, ':')
+	if i <= 0 || i == len(n)-1 {
+		return nil, n
+	}
+	return n[:i], n[i+1:]
+}
+
+// rawName is a name as written, as an xml.Name with the prefix in Space.
+func rawName(n []byte) xml.Name {
+	prefix, local := splitName(n)
+	return xml.Name{Space: string(prefix), Local: string(local)}
+}
+
+// isDeclRaw reports whether a is a namespace declaration rather than data.
+func isDeclRaw(a attr) bool {
+	prefix, local := splitName(a.name)
+	return string(prefix) == "xmlns" || len(prefix) == 0 && string(local) == "xmlns"
+}
+
+// isDecl is isDeclRaw for an attribute with its prefix in Name.Space.
 func isDecl(a xml.Attr) bool {
 	return a.Name.Space == "xmlns" || (a.Name.Space == "" && a.Name.Local == "xmlns")
+}
+
+// strCache makes one string of each short value that entries repeat
+// (types, rels, changes), instead of one per entry.
+type strCache map[string]string
+
+func (c strCache) get(b []byte) string {
+	if len(b) > 64 {
+		return string(b)
+	}
+	if s, ok := c[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if len(c) < 256 {
+		c[s] = s
+	}
+	return s
 }

@@ -1,6 +1,7 @@
 package resourcesync
 
 import (
+	"bytes"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -8,22 +9,24 @@ import (
 )
 
 // Reader reads one ResourceSync document, one entry at a time, so that
-// memory does not grow with the number of entries. It works on
-// encoding/xml's RawToken, resolving namespaces itself, since Token's
-// translation and checks cost more than everything else together.
+// memory does not grow with the number of entries. It reads tokens from
+// its own scanner, which allocates nothing per token, and resolves
+// namespaces itself, only for the names it needs to know.
 type Reader struct {
 	lim     Limits
-	d       *xml.Decoder
+	src     tokenSource
 	ns      nsScope
-	stack   []xml.Name // raw names of the open elements, root first
+	names   []byte // raw names of the open elements, root first, end to end
+	stack   []int  // where each open element's name starts in names
 	header  Header
 	entry   string // local name of entries: "url" or "sitemap"
-	pending *xml.StartElement
+	pending bool   // the first entry's start tag has been read by NewReader
 	entries int
 	done    bool
 	err     error // sticky fatal error
 	text    []byte
 	blk     *entryBlock // of the entry being read
+	strs    strCache
 }
 
 // NewReader reads a document through its header: the root element and the
@@ -33,12 +36,16 @@ type Reader struct {
 func NewReader(r io.Reader, lim Limits) (*Reader, error) {
 	lim = lim.withDefaults()
 	in, err := openInput(r, lim)
-	rd := &Reader{lim: lim}
 	if err != nil {
+		rd := &Reader{lim: lim}
 		return nil, rd.fatal(err)
 	}
-	rd.d = xml.NewDecoder(in)
-	rd.d.CharsetReader = charsetReader
+	return newReader(newScanner(in), lim)
+}
+
+// newReader reads the header from src, lim already complete.
+func newReader(src tokenSource, lim Limits) (*Reader, error) {
+	rd := &Reader{lim: lim, src: src, strs: strCache{}}
 	if err := rd.readRoot(); err != nil {
 		return nil, err
 	}
@@ -53,11 +60,10 @@ func (r *Reader) Header() *Header { return &r.header }
 
 // Line is the current line in the (decompressed) document.
 func (r *Reader) Line() int {
-	if r.d == nil {
+	if r.src == nil {
 		return 0
 	}
-	line, _ := r.d.InputPos()
-	return line
+	return r.src.line()
 }
 
 // fatal records err as the reader's final error, as an *Error with the
@@ -82,58 +88,55 @@ func (r *Reader) limitErr(limit string, format string, args ...any) *Error {
 }
 
 // token returns the next token, keeping the element stack, the namespace
-// scope and the depth limit. Its StartElement is valid until the next call,
-// as with RawToken.
-func (r *Reader) token() (xml.Token, error) {
-	tok, err := r.d.RawToken()
+// scope and the depth limit. The token is valid until the next call.
+func (r *Reader) token() (*token, error) {
+	t, err := r.src.next()
 	if err != nil {
-		if err == io.EOF {
-			if len(r.stack) > 0 {
-				return nil, fmt.Errorf("document ends inside <%s>", r.stack[len(r.stack)-1].Local)
-			}
-			return nil, io.EOF
+		if err == io.EOF && len(r.stack) > 0 {
+			return nil, fmt.Errorf("document ends inside <%s>", r.names[r.stack[len(r.stack)-1]:])
 		}
 		return nil, err
 	}
-	switch t := tok.(type) {
-	case xml.StartElement:
+	switch t.kind {
+	case tokStart:
 		if len(r.stack) >= r.lim.MaxDepth {
-			e := r.limitErr("MaxDepth", "element <%s> nested more than %d deep", t.Name.Local, r.lim.MaxDepth)
+			e := r.limitErr("MaxDepth", "element <%s> nested more than %d deep", t.name, r.lim.MaxDepth)
 			e.Fatal = true
 			return nil, e
 		}
-		r.stack = append(r.stack, t.Name)
-		if hasDecl(t.Attr) {
-			if err := checkDecls(t.Attr); err != nil {
+		r.stack = append(r.stack, len(r.names))
+		r.names = append(r.names, t.name...)
+		if hasDecl(t.attrs) {
+			if err := checkDecls(t.attrs); err != nil {
 				return nil, err
 			}
-			r.ns.push(t.Attr, len(r.stack))
+			r.ns.push(t.attrs, len(r.stack))
 		}
-	case xml.EndElement:
+	case tokEnd:
 		if len(r.stack) == 0 {
-			return nil, fmt.Errorf("unexpected </%s>", t.Name.Local)
+			return nil, fmt.Errorf("unexpected </%s>", t.name)
 		}
-		if open := r.stack[len(r.stack)-1]; open != t.Name {
-			return nil, fmt.Errorf("element <%s> closed by </%s>", qname(open), qname(t.Name))
+		at := r.stack[len(r.stack)-1]
+		if open := r.names[at:]; !bytes.Equal(open, t.name) {
+			return nil, fmt.Errorf("element <%s> closed by </%s>", open, t.name)
 		}
+		r.names = r.names[:at]
 		r.stack = r.stack[:len(r.stack)-1]
-	case xml.Directive:
-		return nil, fmt.Errorf("declaration <!%.40s> refused: DOCTYPE and entity declarations are not allowed", t)
 	}
-	return tok, nil
+	return t, nil
 }
 
-// endElement is called after an EndElement token has been handled, to drop
-// the namespaces its element declared.
+// endElement is called after an end tag has been handled, to drop the
+// namespaces its element declared.
 func (r *Reader) endElement() {
 	if len(r.ns.b) > 0 {
 		r.ns.pop(len(r.stack) + 1)
 	}
 }
 
-func hasDecl(attrs []xml.Attr) bool {
+func hasDecl(attrs []attr) bool {
 	for _, a := range attrs {
-		if isDecl(a) {
+		if isDeclRaw(a) {
 			return true
 		}
 	}
@@ -142,28 +145,29 @@ func hasDecl(attrs []xml.Attr) bool {
 
 // checkDecls refuses what Namespaces in XML 1.0 forbids: binding a prefix
 // to no namespace, or rebinding xml and xmlns.
-func checkDecls(attrs []xml.Attr) error {
+func checkDecls(attrs []attr) error {
 	for _, a := range attrs {
-		if a.Name.Space != "xmlns" {
+		prefix, local := splitName(a.name)
+		if string(prefix) != "xmlns" {
 			continue
 		}
 		switch {
-		case a.Value == "":
-			return fmt.Errorf("namespace prefix %q bound to no namespace", a.Name.Local)
-		case a.Name.Local == "xmlns" || a.Name.Local == "xml" && a.Value != xmlNS:
-			return fmt.Errorf("namespace prefix %q may not be declared", a.Name.Local)
-		case !nameStart(a.Name.Local):
-			return fmt.Errorf("namespace prefix %q is not a name", a.Name.Local)
+		case len(a.value) == 0:
+			return fmt.Errorf("namespace prefix %q bound to no namespace", local)
+		case string(local) == "xmlns" || string(local) == "xml" && string(a.value) != xmlNS:
+			return fmt.Errorf("namespace prefix %q may not be declared", local)
+		case !nameStart(local):
+			return fmt.Errorf("namespace prefix %q is not a name", local)
 		}
 	}
 	return nil
 }
 
 // nameStart reports whether s starts as an XML name must (a letter, an
-// underscore or any non-ASCII character), which encoding/xml does not
-// check after a colon.
-func nameStart(s string) bool {
-	if s == "" {
+// underscore or any non-ASCII character), which a name split at its
+// colon does not promise for the part after it.
+func nameStart(s []byte) bool {
+	if len(s) == 0 {
 		return false
 	}
 	c := s[0]
@@ -177,44 +181,44 @@ func qname(n xml.Name) string {
 	return n.Space + ":" + n.Local
 }
 
-// resolve returns the namespace of a raw element name.
-func (r *Reader) resolve(n xml.Name) (string, error) {
-	uri, ok := r.ns.lookup(n.Space)
+// resolve returns the namespace and local part of a name as written.
+func (r *Reader) resolve(n []byte) (string, []byte, error) {
+	prefix, local := splitName(n)
+	uri, ok := r.ns.lookup(prefix)
 	if !ok {
-		return "", fmt.Errorf("element <%s>: undeclared namespace prefix %q", qname(n), n.Space)
+		return "", local, fmt.Errorf("element <%s>: undeclared namespace prefix %q", n, prefix)
 	}
-	return uri, nil
+	return uri, local, nil
 }
 
 // readRoot reads the prolog and the root element.
 func (r *Reader) readRoot() error {
 	for {
-		tok, err := r.token()
+		t, err := r.token()
 		if err == io.EOF {
 			return r.fatal(fmt.Errorf("%w: no root element", ErrNotSitemap))
 		}
 		if err != nil {
 			return r.fatal(err)
 		}
-		start, ok := tok.(xml.StartElement)
-		if !ok {
+		if t.kind != tokStart {
 			continue
 		}
-		uri, err := r.resolve(start.Name)
+		uri, local, err := r.resolve(t.name)
 		if err != nil {
 			return r.fatal(err)
 		}
 		switch {
-		case uri == SitemapNS && start.Name.Local == "urlset":
+		case uri == SitemapNS && string(local) == "urlset":
 			r.header.Root, r.entry = URLSet, "url"
-		case uri == SitemapNS && start.Name.Local == "sitemapindex":
+		case uri == SitemapNS && string(local) == "sitemapindex":
 			r.header.Root, r.entry = SitemapIndex, "sitemap"
-		case start.Name.Local == "urlset" || start.Name.Local == "sitemapindex":
-			return r.fatal(fmt.Errorf("%w: root <%s> in namespace %q, want %q", ErrNotSitemap, start.Name.Local, uri, SitemapNS))
+		case string(local) == "urlset" || string(local) == "sitemapindex":
+			return r.fatal(fmt.Errorf("%w: root <%s> in namespace %q, want %q", ErrNotSitemap, local, uri, SitemapNS))
 		default:
-			return r.fatal(fmt.Errorf("%w: root element is <%s>, want <urlset> or <sitemapindex>", ErrNotSitemap, qname(start.Name)))
+			return r.fatal(fmt.Errorf("%w: root element is <%s>, want <urlset> or <sitemapindex>", ErrNotSitemap, t.name))
 		}
-		attrs, err := r.rootAttrs(start.Attr)
+		attrs, err := r.rootAttrs(t.attrs)
 		if err != nil {
 			return r.fatal(err)
 		}
@@ -226,37 +230,40 @@ func (r *Reader) readRoot() error {
 // rootAttrs keeps the root's attributes except the declarations of the
 // Sitemap and ResourceSync namespaces and of the prefixes "" and "rs",
 // which the writer always makes itself.
-func (r *Reader) rootAttrs(attrs []xml.Attr) ([]xml.Attr, error) {
+func (r *Reader) rootAttrs(attrs []attr) ([]xml.Attr, error) {
 	var out []xml.Attr
 	for _, a := range attrs {
-		if len(a.Value) > r.lim.MaxAttrLen {
-			return nil, r.limitErr("MaxAttrLen", "root attribute %s: %d bytes, more than %d", qname(a.Name), len(a.Value), r.lim.MaxAttrLen)
+		if len(a.value) > r.lim.MaxAttrLen {
+			return nil, r.limitErr("MaxAttrLen", "root attribute %s: %d bytes, more than %d", a.name, len(a.value), r.lim.MaxAttrLen)
 		}
-		if isDecl(a) {
-			if a.Value == SitemapNS || a.Value == RSNS || a.Name.Space == "" || a.Name.Local == "rs" {
+		if isDeclRaw(a) {
+			prefix, local := splitName(a.name)
+			v := string(a.value)
+			if v == SitemapNS || v == RSNS || len(prefix) == 0 || string(local) == "rs" {
 				continue
 			}
-			out = append(out, a)
+			out = append(out, xml.Attr{Name: rawName(a.name), Value: v})
 			continue
 		}
-		n, err := r.attrName(a.Name)
+		n, err := r.attrName(a.name)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, xml.Attr{Name: n, Value: a.Value})
+		out = append(out, xml.Attr{Name: n, Value: string(a.value)})
 	}
 	return out, nil
 }
 
 // attrName resolves a prefixed attribute name to its namespace; an
 // unprefixed attribute has none.
-func (r *Reader) attrName(n xml.Name) (xml.Name, error) {
-	if n.Space == "" {
-		return n, nil
+func (r *Reader) attrName(name []byte) (xml.Name, error) {
+	prefix, local := splitName(name)
+	if len(prefix) == 0 {
+		return xml.Name{Local: r.strs.get(local)}, nil
 	}
-	uri, ok := r.ns.lookup(n.Space)
+	uri, ok := r.ns.lookup(prefix)
 	if !ok {
-		return n, fmt.Errorf("attribute %s: undeclared namespace prefix %q", qname(n), n.Space)
+		return rawName(name), fmt.Errorf("attribute %s: undeclared namespace prefix %q", name, prefix)
 	}
-	return xml.Name{Space: uri, Local: n.Local}, nil
+	return xml.Name{Space: uri, Local: r.strs.get(local)}, nil
 }

@@ -2,7 +2,6 @@ package resourcesync
 
 import (
 	"bytes"
-	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
@@ -14,13 +13,13 @@ import (
 func (r *Reader) readHeader() error {
 	seenMD, children := false, 0
 	for {
-		tok, err := r.token()
+		t, err := r.token()
 		if err != nil {
 			return r.fatal(err)
 		}
-		switch t := tok.(type) {
-		case xml.StartElement:
-			uri, err := r.resolve(t.Name)
+		switch t.kind {
+		case tokStart:
+			uri, local, err := r.resolve(t.name)
 			if err != nil {
 				return r.fatal(err)
 			}
@@ -28,26 +27,25 @@ func (r *Reader) readHeader() error {
 				return r.fatal(r.limitErr("MaxChildren", "more than %d elements before the first entry", r.lim.MaxChildren))
 			}
 			switch {
-			case uri == SitemapNS && t.Name.Local == r.entry:
-				start := t.Copy()
-				r.pending = &start
+			case uri == SitemapNS && string(local) == r.entry:
+				r.pending = true
 				return nil
-			case uri == SitemapNS && (t.Name.Local == "url" || t.Name.Local == "sitemap"):
-				return r.fatal(fmt.Errorf("<%s> in a <%s>", t.Name.Local, r.header.Root))
-			case uri == RSNS && t.Name.Local == "md":
+			case uri == SitemapNS && (string(local) == "url" || string(local) == "sitemap"):
+				return r.fatal(fmt.Errorf("<%s> in a <%s>", local, r.header.Root))
+			case uri == RSNS && string(local) == "md":
 				if seenMD {
 					return r.fatal(errors.New("second <rs:md> in the document header"))
 				}
 				seenMD = true
-				if err := r.parseMD(t.Attr, &r.header.MD, nil); err != nil {
+				if err := r.parseMD(t.attrs, &r.header.MD, nil); err != nil {
 					return r.fatal(err)
 				}
 				if err := r.skip(); err != nil {
 					return r.fatal(err)
 				}
-			case uri == RSNS && t.Name.Local == "ln":
+			case uri == RSNS && string(local) == "ln":
 				var l Link
-				if err := r.parseLink(t.Attr, &l); err != nil {
+				if err := r.parseLink(t.attrs, &l); err != nil {
 					return r.fatal(err)
 				}
 				r.header.Links = append(r.header.Links, l)
@@ -61,7 +59,7 @@ func (r *Reader) readHeader() error {
 				}
 				r.header.Extra = append(r.header.Extra, el)
 			}
-		case xml.EndElement:
+		case tokEnd:
 			r.endElement()
 			r.done = true // the root closed: a document without entries
 			return r.finish()
@@ -80,34 +78,33 @@ func (r *Reader) Next() (*Entry, error) {
 	if r.done {
 		return nil, io.EOF
 	}
-	if r.pending != nil {
-		start := r.pending
-		r.pending = nil
-		return r.readEntry(start)
+	if r.pending {
+		r.pending = false
+		return r.readEntry()
 	}
 	for {
-		tok, err := r.token()
+		t, err := r.token()
 		if err != nil {
 			return nil, r.fatal(err)
 		}
-		switch t := tok.(type) {
-		case xml.StartElement:
-			uri, err := r.resolve(t.Name)
+		switch t.kind {
+		case tokStart:
+			uri, local, err := r.resolve(t.name)
 			if err != nil {
 				return nil, r.fatal(err)
 			}
-			if uri == SitemapNS && t.Name.Local == r.entry {
-				return r.readEntry(&t)
+			if uri == SitemapNS && string(local) == r.entry {
+				return r.readEntry()
 			}
-			if uri == SitemapNS && (t.Name.Local == "url" || t.Name.Local == "sitemap") {
-				return nil, r.fatal(fmt.Errorf("<%s> in a <%s>", t.Name.Local, r.header.Root))
+			if uri == SitemapNS && (string(local) == "url" || string(local) == "sitemap") {
+				return nil, r.fatal(fmt.Errorf("<%s> in a <%s>", local, r.header.Root))
 			}
 			// Elements between entries have no place in the model; they
 			// are read (to check the document) and dropped.
 			if err := r.skip(); err != nil {
 				return nil, r.fatal(err)
 			}
-		case xml.EndElement:
+		case tokEnd:
 			r.endElement()
 			r.done = true
 			if err := r.finish(); err != nil {
@@ -122,18 +119,19 @@ func (r *Reader) Next() (*Entry, error) {
 // processing instructions and white space.
 func (r *Reader) finish() error {
 	for {
-		tok, err := r.token()
+		t, err := r.token()
 		if err == io.EOF {
 			return nil
 		}
 		if err != nil {
 			return r.fatal(err)
 		}
-		switch t := tok.(type) {
-		case xml.StartElement:
-			return r.fatal(fmt.Errorf("element <%s> after the root element", t.Name.Local))
-		case xml.CharData:
-			if len(bytes.TrimSpace(t)) > 0 {
+		switch t.kind {
+		case tokStart:
+			_, local := splitName(t.name)
+			return r.fatal(fmt.Errorf("element <%s> after the root element", local))
+		case tokText:
+			if len(bytes.TrimSpace(t.data)) > 0 {
 				return r.fatal(errors.New("text after the root element"))
 			}
 		}
@@ -144,11 +142,11 @@ func (r *Reader) finish() error {
 func (r *Reader) skip() error {
 	depth := len(r.stack)
 	for {
-		tok, err := r.token()
+		t, err := r.token()
 		if err != nil {
 			return err
 		}
-		if _, ok := tok.(xml.EndElement); ok {
+		if t.kind == tokEnd {
 			r.endElement()
 			if len(r.stack) < depth {
 				return nil
@@ -160,7 +158,7 @@ func (r *Reader) skip() error {
 // readEntry reads one url or sitemap element. A wrong value does not stop
 // the reading: the rest of the entry is read, so that the next entry can
 // be, and the first problem is returned as a non-fatal Error.
-func (r *Reader) readEntry(start *xml.StartElement) (*Entry, error) {
+func (r *Reader) readEntry() (*Entry, error) {
 	r.entries++
 	if r.entries > r.lim.MaxEntries {
 		return nil, r.fatal(r.limitErr("MaxEntries", "more than %d entries", r.lim.MaxEntries))
@@ -173,12 +171,12 @@ func (r *Reader) readEntry(start *xml.StartElement) (*Entry, error) {
 	children := 0
 	depth := len(r.stack)
 	for {
-		tok, err := r.token()
+		t, err := r.token()
 		if err != nil {
 			return nil, r.fatal(err)
 		}
-		switch t := tok.(type) {
-		case xml.EndElement:
+		switch t.kind {
+		case tokEnd:
 			r.endElement()
 			if len(r.stack) < depth {
 				if bad == nil && e.Loc == "" {
@@ -189,8 +187,8 @@ func (r *Reader) readEntry(start *xml.StartElement) (*Entry, error) {
 				}
 				return e, nil
 			}
-		case xml.StartElement:
-			uri, err := r.resolve(t.Name)
+		case tokStart:
+			uri, local, err := r.resolve(t.name)
 			if err != nil {
 				return nil, r.fatal(err)
 			}
@@ -203,7 +201,7 @@ func (r *Reader) readEntry(start *xml.StartElement) (*Entry, error) {
 				}
 				continue
 			}
-			if err := r.entryChild(e, &t, uri); err != nil {
+			if err := r.entryChild(e, t, uri, local); err != nil {
 				var fe *Error
 				if errors.As(err, &fe) && fe.Fatal || !isValueErr(err) {
 					return nil, r.fatal(err)

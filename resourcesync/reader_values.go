@@ -10,15 +10,15 @@ import (
 
 // entryChild reads one child element of an entry, always to its end.
 // Errors in values come back as valueError or a non-fatal *Error.
-func (r *Reader) entryChild(e *Entry, t *xml.StartElement, uri string) error {
+func (r *Reader) entryChild(e *Entry, t *token, uri string, local []byte) error {
 	switch {
-	case uri == SitemapNS && t.Name.Local == "loc":
-		s, err := r.readText("loc", r.lim.MaxURILen, "MaxURILen")
+	case uri == SitemapNS && string(local) == "loc":
+		b, err := r.readBytes("loc", r.lim.MaxURILen, "MaxURILen")
 		if err != nil {
 			return err
 		}
-		e.Loc = s
-	case uri == SitemapNS && t.Name.Local == "lastmod":
+		e.Loc = string(b)
+	case uri == SitemapNS && string(local) == "lastmod":
 		b, err := r.readBytes("lastmod", r.lim.MaxAttrLen, "MaxAttrLen")
 		if err != nil {
 			return err
@@ -28,13 +28,13 @@ func (r *Reader) entryChild(e *Entry, t *xml.StartElement, uri string) error {
 			_, err := ParseTime(string(b))
 			return valueError{err: fmt.Errorf("lastmod: %w", err)}
 		}
-	case uri == SitemapNS && t.Name.Local == "changefreq":
+	case uri == SitemapNS && string(local) == "changefreq":
 		b, err := r.readBytes("changefreq", r.lim.MaxAttrLen, "MaxAttrLen")
 		if err != nil {
 			return err
 		}
-		e.ChangeFreq = changeFreq(b)
-	case uri == RSNS && t.Name.Local == "md":
+		e.ChangeFreq = r.strs.get(b)
+	case uri == RSNS && string(local) == "md":
 		if e.MD != nil {
 			if err := r.skip(); err != nil {
 				return err
@@ -42,14 +42,14 @@ func (r *Reader) entryChild(e *Entry, t *xml.StartElement, uri string) error {
 			return valueError{err: fmt.Errorf("second <rs:md>")}
 		}
 		e.MD = &r.blk.md
-		err := r.parseMD(t.Attr, e.MD, r.blk)
+		err := r.parseMD(t.attrs, e.MD, r.blk)
 		if serr := r.skip(); serr != nil {
 			return serr
 		}
 		return err
-	case uri == RSNS && t.Name.Local == "ln":
+	case uri == RSNS && string(local) == "ln":
 		var l Link
-		err := r.parseLink(t.Attr, &l)
+		err := r.parseLink(t.attrs, &l)
 		if serr := r.skip(); serr != nil {
 			return serr
 		}
@@ -58,33 +58,13 @@ func (r *Reader) entryChild(e *Entry, t *xml.StartElement, uri string) error {
 		}
 		e.Links = append(e.Links, l)
 	default:
-		el, err := r.capture(*t, uri)
+		el, err := r.capture(t, uri)
 		if err != nil {
 			return err
 		}
 		e.Extra = append(e.Extra, el)
 	}
 	return nil
-}
-
-// changeFreq returns the value of a changefreq element, without allocating
-// for the values the Sitemap protocol defines.
-func changeFreq(b []byte) string {
-	for _, v := range [...]string{"always", "hourly", "daily", "weekly", "monthly", "yearly", "never"} {
-		if string(b) == v {
-			return v
-		}
-	}
-	return string(b)
-}
-
-// readText is readBytes as a string.
-func (r *Reader) readText(name string, max int, limit string) (string, error) {
-	b, err := r.readBytes(name, max, limit)
-	if err != nil {
-		return "", err
-	}
-	return string(b), nil
 }
 
 // readBytes reads the text content of the element just started, trimmed of
@@ -96,23 +76,24 @@ func (r *Reader) readBytes(name string, max int, limit string) ([]byte, error) {
 	depth := len(r.stack)
 	var bad error
 	for {
-		tok, err := r.token()
+		t, err := r.token()
 		if err != nil {
 			return nil, err
 		}
-		switch t := tok.(type) {
-		case xml.CharData:
-			if bad == nil && len(r.text)+len(t) > max {
+		switch t.kind {
+		case tokText:
+			if bad == nil && len(r.text)+len(t.data) > max {
 				bad = r.limitErr(limit, "<%s>: more than %d bytes", name, max)
 			}
 			if bad == nil {
-				r.text = append(r.text, t...)
+				r.text = append(r.text, t.data...)
 			}
-		case xml.StartElement:
+		case tokStart:
 			if bad == nil {
-				bad = valueError{err: fmt.Errorf("<%s> inside <%s>", t.Name.Local, name)}
+				_, local := splitName(t.name)
+				bad = valueError{err: fmt.Errorf("<%s> inside <%s>", local, name)}
 			}
-		case xml.EndElement:
+		case tokEnd:
 			r.endElement()
 			if len(r.stack) < depth {
 				if bad != nil {
@@ -127,42 +108,43 @@ func (r *Reader) readBytes(name string, max int, limit string) ([]byte, error) {
 // parseMD reads the attributes of an rs:md element into md. It reads all
 // of them even after a bad one and returns the first problem.
 // blk, when not nil, has room for the length and a hash.
-func (r *Reader) parseMD(attrs []xml.Attr, md *MD, blk *entryBlock) error {
+func (r *Reader) parseMD(attrs []attr, md *MD, blk *entryBlock) error {
 	var bad error
 	for _, a := range attrs {
 		if err := r.checkAttr(a); err != nil {
 			bad = first(bad, err)
 			continue
 		}
-		if a.Name.Space != "" || a.Name.Local == "xmlns" {
+		prefix, local := splitName(a.name)
+		if len(prefix) > 0 || string(local) == "xmlns" {
 			bad = first(bad, r.extraAttr(a, &md.Extra))
 			continue
 		}
-		v := a.Value
+		v := a.value
 		var err error
-		switch a.Name.Local {
+		switch string(local) {
 		case "capability":
-			md.Capability = v
+			md.Capability = r.strs.get(v)
 		case "at":
-			md.At, err = attrTime(a)
+			md.At, err = attrTime(local, v)
 		case "completed":
-			md.Completed, err = attrTime(a)
+			md.Completed, err = attrTime(local, v)
 		case "from":
-			md.From, err = attrTime(a)
+			md.From, err = attrTime(local, v)
 		case "until":
-			md.Until, err = attrTime(a)
+			md.Until, err = attrTime(local, v)
 		case "datetime":
-			md.DateTime, err = attrTime(a)
+			md.DateTime, err = attrTime(local, v)
 		case "change":
-			md.Change = v
+			md.Change = r.strs.get(v)
 		case "encoding":
-			md.Encoding = v
+			md.Encoding = r.strs.get(v)
 		case "hash":
 			var room Hashes
 			if blk != nil {
 				room = blk.hash[:0:1]
 			}
-			md.Hash, err = parseHashesInto(room, v)
+			md.Hash, err = parseHashesInto(room, string(v))
 		case "length":
 			var n int64
 			if n, err = attrLength(v); err == nil {
@@ -174,11 +156,11 @@ func (r *Reader) parseMD(attrs []xml.Attr, md *MD, blk *entryBlock) error {
 				}
 			}
 		case "path":
-			md.Path = v
+			md.Path = string(v)
 		case "type":
-			md.Type = v
+			md.Type = r.strs.get(v)
 		default:
-			md.Extra = append(md.Extra, a)
+			md.Extra = append(md.Extra, xml.Attr{Name: xml.Name{Local: string(local)}, Value: string(v)})
 		}
 		if err != nil {
 			bad = first(bad, valueError{err: fmt.Errorf("rs:md %w", err)})
@@ -188,48 +170,49 @@ func (r *Reader) parseMD(attrs []xml.Attr, md *MD, blk *entryBlock) error {
 }
 
 // parseLink reads the attributes of an rs:ln element into l.
-func (r *Reader) parseLink(attrs []xml.Attr, l *Link) error {
+func (r *Reader) parseLink(attrs []attr, l *Link) error {
 	var bad error
 	for _, a := range attrs {
 		if err := r.checkAttr(a); err != nil {
 			bad = first(bad, err)
 			continue
 		}
-		if a.Name.Space != "" || a.Name.Local == "xmlns" {
+		prefix, local := splitName(a.name)
+		if len(prefix) > 0 || string(local) == "xmlns" {
 			bad = first(bad, r.extraAttr(a, &l.Extra))
 			continue
 		}
-		v := a.Value
+		v := a.value
 		var err error
-		switch a.Name.Local {
+		switch string(local) {
 		case "rel":
-			l.Rel = v
+			l.Rel = r.strs.get(v)
 		case "href":
 			if len(v) > r.lim.MaxURILen {
 				err = r.limitErr("MaxURILen", "rs:ln href: %d bytes, more than %d", len(v), r.lim.MaxURILen)
 				bad = first(bad, err)
 				continue
 			}
-			l.Href = v
+			l.Href = string(v)
 		case "modified":
-			l.Modified, err = attrTime(a)
+			l.Modified, err = attrTime(local, v)
 		case "hash":
-			l.Hash, err = ParseHashesLoose(v)
+			l.Hash, err = ParseHashesLoose(string(v))
 		case "length":
 			var n int64
 			if n, err = attrLength(v); err == nil {
 				l.Length = &n
 			}
 		case "type":
-			l.Type = v
+			l.Type = r.strs.get(v)
 		case "encoding":
-			l.Encoding = v
+			l.Encoding = r.strs.get(v)
 		case "path":
-			l.Path = v
+			l.Path = string(v)
 		case "pri":
 			l.Pri, err = attrPri(v)
 		default:
-			l.Extra = append(l.Extra, a)
+			l.Extra = append(l.Extra, xml.Attr{Name: xml.Name{Local: string(local)}, Value: string(v)})
 		}
 		if err != nil {
 			bad = first(bad, valueError{err: fmt.Errorf("rs:ln %w", err)})
@@ -246,45 +229,57 @@ func first(a, b error) error {
 }
 
 // checkAttr applies MaxAttrLen to an attribute value.
-func (r *Reader) checkAttr(a xml.Attr) error {
-	if len(a.Value) > r.lim.MaxAttrLen {
-		return r.limitErr("MaxAttrLen", "attribute %s: %d bytes, more than %d", qname(a.Name), len(a.Value), r.lim.MaxAttrLen)
+func (r *Reader) checkAttr(a attr) error {
+	if len(a.value) > r.lim.MaxAttrLen {
+		return r.limitErr("MaxAttrLen", "attribute %s: %d bytes, more than %d", a.name, len(a.value), r.lim.MaxAttrLen)
 	}
 	return nil
 }
 
 // extraAttr keeps a namespaced attribute with its namespace resolved;
 // namespace declarations are syntax, not data, and are dropped.
-func (r *Reader) extraAttr(a xml.Attr, extra *[]xml.Attr) error {
-	if isDecl(a) {
+func (r *Reader) extraAttr(a attr, extra *[]xml.Attr) error {
+	if isDeclRaw(a) {
 		return nil
 	}
-	n, err := r.attrName(a.Name)
+	n, err := r.attrName(a.name)
 	if err != nil {
 		return err // an undeclared prefix is a broken document
 	}
-	*extra = append(*extra, xml.Attr{Name: n, Value: a.Value})
+	*extra = append(*extra, xml.Attr{Name: n, Value: string(a.value)})
 	return nil
 }
 
-func attrTime(a xml.Attr) (time.Time, error) {
-	t, err := ParseTime(a.Value)
-	if err != nil {
-		return t, fmt.Errorf("%s: %w", a.Name.Local, err)
+func attrTime(name, v []byte) (time.Time, error) {
+	if t, ok := parseW3C(v); ok {
+		return t, nil
 	}
-	return t, nil
+	_, err := ParseTime(string(v))
+	return time.Time{}, fmt.Errorf("%s: %w", name, err)
 }
 
-func attrLength(v string) (int64, error) {
-	n, err := strconv.ParseInt(v, 10, 64)
+// attrLength reads a length as strconv.ParseInt would, without making a
+// string of the common case, plain digits.
+func attrLength(v []byte) (int64, error) {
+	if len(v) > 0 && len(v) <= 18 {
+		var n int64
+		i := 0
+		for ; i < len(v) && v[i] >= '0' && v[i] <= '9'; i++ {
+			n = n*10 + int64(v[i]-'0')
+		}
+		if i == len(v) {
+			return n, nil
+		}
+	}
+	n, err := strconv.ParseInt(string(v), 10, 64)
 	if err != nil || n < 0 {
 		return 0, fmt.Errorf("length %q: not a non-negative integer", v)
 	}
 	return n, nil
 }
 
-func attrPri(v string) (int, error) {
-	n, err := strconv.Atoi(v)
+func attrPri(v []byte) (int, error) {
+	n, err := strconv.Atoi(string(v))
 	if err != nil || n < 1 || n > 999_999 {
 		return 0, fmt.Errorf("pri %q: not an integer from 1 to 999999", v)
 	}
