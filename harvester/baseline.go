@@ -54,6 +54,13 @@ func (p *pass) baseline(ctx context.Context, uri string, hasChangeList bool) err
 	if err != nil {
 		return err
 	}
+	return p.finishBaseline(ctx, uri, b, bad, hasChangeList)
+}
+
+// finishBaseline ends a baseline whose entries have all been read from
+// uri (a Resource List or Resource Dump, or their Index): the deletions it
+// implies, the change cursor, the time it completed.
+func (p *pass) finishBaseline(ctx context.Context, uri string, b *baselineRun, bad int, hasChangeList bool) error {
 	if p.src.deleteMissing {
 		if p.badEntries > bad {
 			// An entry that could not be read may be a resource the Source

@@ -5,6 +5,7 @@ import (
 
 	"github.com/viaduct-mirror/viaduct"
 	"github.com/viaduct-mirror/viaduct/queue"
+	"github.com/viaduct-mirror/viaduct/storage"
 	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 	"github.com/viaduct-mirror/viaduct/upstream"
 )
@@ -39,6 +40,13 @@ type Deps struct {
 	Cursors   Cursors
 	Held      Held
 	Publisher Publisher
+	// Blobs, when set, lets the harvester read Dumps: it stores each
+	// verified bitstream of a package here before queueing its change.
+	// Without it Dumps are never used.
+	Blobs storage.Blobs
+	// SpoolDir is where Dump packages are downloaded to, one at a time per
+	// Source, and removed once read. Default os.TempDir().
+	SpoolDir string
 }
 
 // The catalog and the queue are what New is given in production.

@@ -23,6 +23,9 @@ type pass struct {
 	st     state
 	// badEntries counts entries skipped because they could not be read.
 	badEntries int
+	// chanTopic and chanHub are the change notification channel the
+	// Capability List offers, if any.
+	chanTopic, chanHub string
 }
 
 // capabilities are the documents a Capability List offers, by capability.
@@ -37,6 +40,7 @@ func (h *Harvester) pass(ctx context.Context, s *source) error {
 		p.log.Error("pass failed", "err", err, "took", time.Since(start))
 		return err
 	}
+	p.passed(ctx)
 	h.m.passes.WithLabelValues(s.Name, "ok").Inc()
 	h.m.lastSuccess.WithLabelValues(s.Name).SetToCurrentTime()
 	h.m.lag(s.Name, p.st.changes)
@@ -52,18 +56,15 @@ func (p *pass) do(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	changeList := caps[resourcesync.CapChangeList]
-	if p.baselineDue(changeList != "") {
-		rl := caps[resourcesync.CapResourceList]
-		if rl == "" {
-			return fmt.Errorf("source %s: a baseline is due but the Capability List offers no Resource List", p.src.Name)
-		}
-		if err := p.baseline(ctx, rl, changeList != ""); err != nil {
+	p.channel(ctx)
+	hasChanges := caps[resourcesync.CapChangeList] != "" || p.dumpsUsable(caps[resourcesync.CapChangeDump])
+	if p.baselineDue(hasChanges) {
+		if err := p.baselineAny(ctx, caps, hasChanges); err != nil {
 			return err
 		}
 	}
-	if changeList != "" {
-		return p.incremental(ctx, changeList)
+	if hasChanges {
+		return p.changesAny(ctx, caps)
 	}
 	return nil
 }
@@ -153,6 +154,9 @@ func (p *pass) readCapabilities(ctx context.Context, uri string) (capabilities, 
 		}
 		if e.MD == nil || e.MD.Capability == "" {
 			continue
+		}
+		if e.MD.Capability == resourcesync.CapChangeNotification {
+			p.noteChannel(uri, e)
 		}
 		if _, dup := caps[e.MD.Capability]; !dup {
 			caps[e.MD.Capability] = resolve(uri, e.Loc)
