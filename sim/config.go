@@ -49,6 +49,9 @@ type Config struct {
 	// NoChangeLists makes the Source offer only its Resource List, as Sources
 	// that publish no changes do.
 	NoChangeLists bool `yaml:"no_change_lists"`
+	// Dumps makes the Source offer a Resource Dump and, with Change
+	// Lists, a Change Dump, their ZIP packages built when asked for.
+	Dumps bool `yaml:"dumps"`
 	// BaseURL is the Source's own URL (scheme and authority) used in every
 	// loc. When empty, the Host of each request is used, until SetBaseURL or
 	// Listen fixes it.

@@ -15,6 +15,9 @@ type document struct {
 
 // document finds the document served at path p.
 func (s *Source) document(p string) (document, bool) {
+	if d, ok := s.dumpDocument(p); ok {
+		return d, true
+	}
 	switch p {
 	case PathDescription:
 		return document{writeDescription}, true
@@ -99,6 +102,7 @@ func writeCapabilities(w io.Writer, s *Source, base string, _ Fault) error {
 			MD:  &resourcesync.MD{Capability: resourcesync.CapChangeList},
 		})
 	}
+	entries = append(entries, s.dumpCapabilities(base)...)
 	entries = append(entries, s.channelEntries()...)
 	return writeEntries(w, &resourcesync.Header{
 		MD:    resourcesync.MD{Capability: resourcesync.CapCapabilityList},

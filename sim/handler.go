@@ -59,6 +59,8 @@ func (s *Source) serve(w http.ResponseWriter, r *http.Request) {
 		s.serveHome(w, r, base)
 	case p == "/robots.txt":
 		s.serveRobots(w, r, base)
+	case strings.HasSuffix(p, ".zip"):
+		s.servePackage(w, r, p, base)
 	default:
 		doc, ok := s.document(p)
 		if !ok {

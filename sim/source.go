@@ -39,6 +39,7 @@ type Source struct {
 	hub atomic.Pointer[Hub]
 
 	faults faults
+	dumps  dumpState
 
 	reqMu    sync.Mutex
 	requests map[string]int
