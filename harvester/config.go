@@ -44,6 +44,10 @@ type SourceConfig struct {
 	// a loopback or private address. Default: Config's, which are off.
 	AllowLoopback *bool `yaml:"allow_loopback"`
 	AllowPrivate  *bool `yaml:"allow_private"`
+	// PreferDumps makes the first baseline come from the Resource Dump and
+	// catch-up from the closed packages of the Change Dump, when the
+	// Capability List offers them. Default: Config.PreferDumps.
+	PreferDumps *bool `yaml:"prefer_dumps"`
 }
 
 // Config is the harvester as a whole: the defaults every Source inherits
@@ -75,6 +79,15 @@ type Config struct {
 	// PassTimeout bounds one pass over one Source, baseline included.
 	// Default 1h.
 	PassTimeout time.Duration `yaml:"pass_timeout"`
+	// PreferDumps is the default of SourceConfig.PreferDumps: take a
+	// Source's first baseline from its Resource Dump and its catch-up from
+	// the closed packages of its Change Dump, a few large downloads instead
+	// of one GET per bitstream. Default true. A Source offering only Dumps
+	// is harvested from them whatever this says. See docs/dumps.md.
+	PreferDumps bool `yaml:"prefer_dumps"`
+	// MaxPackageBytes bounds one Dump package as downloaded; it is spooled
+	// to disk, never held in memory. Default 4 GiB.
+	MaxPackageBytes int64 `yaml:"max_package_bytes"`
 }
 
 // Defaults is the Config an operator gets without saying anything.
@@ -87,6 +100,8 @@ func Defaults() Config {
 		MaxDocumentBytes: 256 << 20,
 		Concurrency:      4,
 		PassTimeout:      time.Hour,
+		PreferDumps:      true,
+		MaxPackageBytes:  4 << 30,
 	}
 }
 
@@ -113,6 +128,8 @@ func (c *Config) Validate() error {
 		return errors.New("concurrency: must be positive")
 	case c.PassTimeout <= 0:
 		return errors.New("pass_timeout: must be positive")
+	case c.MaxPackageBytes <= 0:
+		return errors.New("max_package_bytes: must be positive")
 	}
 	return nil
 }
@@ -164,11 +181,12 @@ type resolved struct {
 	deleteMissing bool
 	loopback      bool
 	private       bool
+	preferDumps   bool
 }
 
 // resolve fills in s's defaults from c; s has been validated.
 func (c *Config) resolve(s SourceConfig) (*resolved, error) {
-	r := &resolved{SourceConfig: s, deleteMissing: c.DeleteMissing, loopback: c.AllowLoopback, private: c.AllowPrivate}
+	r := &resolved{SourceConfig: s, deleteMissing: c.DeleteMissing, loopback: c.AllowLoopback, private: c.AllowPrivate, preferDumps: c.PreferDumps}
 	if r.Collection == "" {
 		r.Collection = s.Name
 	}
@@ -196,6 +214,9 @@ func (c *Config) resolve(s SourceConfig) (*resolved, error) {
 	}
 	if s.AllowPrivate != nil {
 		r.private = *s.AllowPrivate
+	}
+	if s.PreferDumps != nil {
+		r.preferDumps = *s.PreferDumps
 	}
 	return r, nil
 }
