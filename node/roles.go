@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"path/filepath"
 
 	"github.com/viaduct-mirror/viaduct/fetch"
 	"github.com/viaduct-mirror/viaduct/harvester"
@@ -35,6 +36,10 @@ func startRoles(ctx context.Context, n *Node, opts Options) (*roles, error) {
 		Cursors:   n.cat,
 		Held:      n.cat,
 		Publisher: n.q,
+		// Bitstreams from Dump packages are stored before their changes
+		// are queued; packages are spooled under the data directory.
+		Blobs:    n.blobs,
+		SpoolDir: filepath.Join(n.cfg.DataDir, "tmp"),
 	}, n.log.With("role", "harvester"), n.reg)
 	if err != nil {
 		client.Close()
