@@ -44,6 +44,9 @@ type SourceConfig struct {
 	// a loopback or private address. Default: Config's, which are off.
 	AllowLoopback *bool `yaml:"allow_loopback"`
 	AllowPrivate  *bool `yaml:"allow_private"`
+	// Notify subscribes to the Source's change notifications when its
+	// Capability List offers a channel. Default: Config.Notify.
+	Notify *bool `yaml:"notify"`
 	// PreferDumps makes the first baseline come from the Resource Dump and
 	// catch-up from the closed packages of the Change Dump, when the
 	// Capability List offers them. Default: Config.PreferDumps.
@@ -79,6 +82,9 @@ type Config struct {
 	// PassTimeout bounds one pass over one Source, baseline included.
 	// Default 1h.
 	PassTimeout time.Duration `yaml:"pass_timeout"`
+	// PushConfig is how change notifications are received (notify,
+	// push_schedule, quiet_window, subscriber).
+	PushConfig `yaml:",inline"`
 	// PreferDumps is the default of SourceConfig.PreferDumps: take a
 	// Source's first baseline from its Resource Dump and its catch-up from
 	// the closed packages of its Change Dump, a few large downloads instead
@@ -100,6 +106,7 @@ func Defaults() Config {
 		MaxDocumentBytes: 256 << 20,
 		Concurrency:      4,
 		PassTimeout:      time.Hour,
+		PushConfig:       pushDefaults(),
 		PreferDumps:      true,
 		MaxPackageBytes:  4 << 30,
 	}
@@ -118,6 +125,9 @@ func (c *Config) Validate() error {
 		if _, err := cronParser.Parse(c.BaselineSchedule); err != nil {
 			return fmt.Errorf("baseline_schedule: %q: %w", c.BaselineSchedule, err)
 		}
+	}
+	if err := c.PushConfig.validate(); err != nil {
+		return err
 	}
 	switch {
 	case c.MaxEntries <= 0:

@@ -26,6 +26,7 @@ type Harvester struct {
 	mu     sync.Mutex
 	cron   *cron.Cron // set while Run runs
 	closed bool
+	push   *Push // set by StartPush
 }
 
 // source is one configured Source and what the harvester keeps for it
@@ -126,6 +127,9 @@ func (h *Harvester) Run(ctx context.Context) error {
 	for _, name := range h.order {
 		s := h.sources[name]
 		c.Schedule(s.schedule, cron.FuncJob(func() {
+			if h.skipPoll(s) {
+				return // notifications keep it up to date; PushSchedule polls
+			}
 			if err := h.run(ctx, s, true); err != nil && ctx.Err() == nil {
 				h.log.Error("pass failed", "source", s.Name, "err", err)
 			}

@@ -1,0 +1,140 @@
+package harvester
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/resourcesync"
+	"github.com/viaduct-mirror/viaduct/websub"
+)
+
+// apply handles one notification of s on topic; s.mu is held.
+//
+// Its entries are queued when its interval follows what was seen
+// (first, consecutive) or leaves a gap before it: they are the newest
+// changes known. Those of an overlapping or out-of-order notification
+// are not: they may be older than changes already queued, and the
+// catch-up reads them from the Change List in their place. The change
+// cursor moves only for a consecutive notification while every interval
+// before it is covered; otherwise the catch-up pass, reading the Change
+// List from the cursor, queues whatever a missing notification held.
+func (p *Push) apply(ctx context.Context, s *source, topic string, hd *resourcesync.Header, entries []*resourcesync.Entry) error {
+	ps := p.h.newPass(s)
+	if err := ps.loadState(ctx); err != nil {
+		return err
+	}
+	from, until := hd.MD.From, hd.MD.Until
+	p.mu.Lock()
+	ch := p.chans[s.Name]
+	p.mu.Unlock()
+	if ch == nil || ch.Topic != topic {
+		return errNoSource
+	}
+	prev := p.tr.Until(topic)
+	v := p.tr.Observe(topic, from, until)
+	c := catchUp{topic: topic, reason: v.Relation.String()}
+	f, u := resourcesync.FormatTime(from), resourcesync.FormatTime(until)
+	switch v.Relation {
+	case websub.First:
+		p.ask(s.Name, c, "first notification on topic "+topic+": polling Change List for what came before it", "from", f, "until", u)
+	case websub.Gap:
+		p.ask(s.Name, c, "notification gap from "+resourcesync.FormatTime(prev)+" to "+f+" on topic "+topic+": polling Change List", "from", f, "until", u)
+	case websub.Overlap:
+		p.ask(s.Name, c, "notification overlaps the one before (from "+f+" before "+resourcesync.FormatTime(prev)+") on topic "+topic+": polling Change List", "from", f, "until", u)
+	case websub.OutOfOrder:
+		p.ask(s.Name, c, "notification out of order ("+f+" to "+u+" after one until "+resourcesync.FormatTime(prev)+") on topic "+topic+": polling Change List", "from", f, "until", u)
+	}
+	advance := false
+	p.mu.Lock()
+	if v.Relation != websub.Consecutive {
+		ch.covered = false
+	}
+	advance = ch.covered
+	p.mu.Unlock()
+	if v.Relation == websub.Overlap || v.Relation == websub.OutOfOrder {
+		return nil
+	}
+	err := ps.pushed(ctx, topic, entries, advance)
+	if errors.Is(err, ErrNonChronological) {
+		p.mu.Lock()
+		ch.covered = false
+		p.mu.Unlock()
+		p.ask(s.Name, catchUp{topic: topic, reason: "not chronological"}, "notification on topic "+topic+" is not in chronological order: polling Change List", "err", err)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if advance {
+		return ps.set(ctx, curNotified, until.UTC().Format(time.RFC3339Nano))
+	}
+	return nil
+}
+
+// pushed queues a notification's entries by the rules of a Change List:
+// the same Change, the same Policy check, changes before the cursor (or
+// queued already at its time) skipped, several changes of one URI
+// coalesced into the last. advance moves the cursor to the last change
+// time. Entries out of chronological order are a notification the
+// Source got wrong: none is queued and a catch-up is asked for.
+func (ps *pass) pushed(ctx context.Context, topic string, entries []*resourcesync.Entry, advance bool) error {
+	d := &document{uri: topic}
+	var (
+		batch []*viaduct.Change
+		last  = map[string]int{}
+		prev  time.Time
+		maxT  time.Time
+		atMax []string
+	)
+	for _, e := range entries {
+		t := e.ChangeTime()
+		if t.IsZero() || e.MD == nil || e.MD.Change == "" {
+			ps.h.m.errors.WithLabelValues(ps.src.Name, kindEntry).Inc()
+			ps.log.Warn("notification entry without a change or a time, skipped", "uri", topic, "loc", e.Loc)
+			continue
+		}
+		if t.Before(prev) {
+			ps.h.m.errors.WithLabelValues(ps.src.Name, kindChronology).Inc()
+			return fmt.Errorf("source %s: notification on %s: change of %s at %s after one at %s: %w",
+				ps.src.Name, topic, e.Loc, resourcesync.FormatTime(t), resourcesync.FormatTime(prev), ErrNonChronological)
+		}
+		prev = t
+		if t.Before(ps.st.changes) || !ps.allowed(d, e) {
+			continue
+		}
+		c := ps.change(topic, e, e.MD.Change, t)
+		id := c.MsgID()
+		if t.After(maxT) {
+			maxT, atMax = t, atMax[:0]
+		}
+		atMax = append(atMax, id)
+		if t.Equal(ps.st.changes) && ps.st.tie[id] {
+			continue
+		}
+		if i, ok := last[c.URI]; ok {
+			batch[i] = nil
+		}
+		last[c.URI] = len(batch)
+		batch = append(batch, c)
+	}
+	n := 0
+	for _, c := range batch {
+		if c == nil {
+			continue
+		}
+		if err := ps.publish(ctx, c); err != nil {
+			return err
+		}
+		n++
+	}
+	if advance && !maxT.IsZero() {
+		if err := ps.advance(ctx, maxT, atMax); err != nil {
+			return err
+		}
+	}
+	ps.log.Debug("notification queued", "uri", topic, "queued", n, "advanced", advance, "cursor", ps.st.changes)
+	return nil
+}
