@@ -114,6 +114,9 @@ func Start(ctx context.Context, cfg Config, opts Options) (n *Node, err error) {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
 	n.roles.mount(mux)
 	n.note.mount(mux)
+	if err := startDumps(runCtx, n, repub, mux); err != nil {
+		return n, err
+	}
 	mux.Handle("/", repub.Handler())
 	n.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	n.spawn("http", func() error {
