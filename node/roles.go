@@ -18,6 +18,7 @@ type roles struct {
 	client *upstream.Client
 	harv   *harvester.Harvester
 	pool   *fetch.Pool
+	push   *harvester.Push
 }
 
 func startRoles(ctx context.Context, n *Node, opts Options) (*roles, error) {
@@ -61,6 +62,10 @@ func startRoles(ctx context.Context, n *Node, opts Options) (*roles, error) {
 		client.Close()
 		return nil, err
 	}
+	if r.push, err = startPush(ctx, n, r.harv); err != nil {
+		client.Close()
+		return nil, err
+	}
 	n.spawn("fetch", func() error { return ignoreCanceled(r.pool.Run(ctx)) })
 	n.spawn("harvester", func() error { return ignoreCanceled(r.harv.Run(ctx)) })
 	return r, nil
@@ -68,6 +73,7 @@ func startRoles(ctx context.Context, n *Node, opts Options) (*roles, error) {
 
 // mount adds the operator's endpoints of the roles.
 func (r *roles) mount(mux *http.ServeMux) {
+	mountPush(mux, r.push)
 	// POST /admin/sync/{source} runs a pass over a Source now, instead of
 	// waiting for its schedule; it answers when the pass has ended.
 	mux.HandleFunc("POST /admin/sync/{source}", func(w http.ResponseWriter, req *http.Request) {
@@ -85,7 +91,7 @@ func (r *roles) mount(mux *http.ServeMux) {
 }
 
 func (r *roles) close() error {
-	return errors.Join(r.harv.Close(), r.pool.Close(), r.client.Close())
+	return errors.Join(closePush(r.push), r.harv.Close(), r.pool.Close(), r.client.Close())
 }
 
 func ignoreCanceled(err error) error {
