@@ -96,6 +96,14 @@ func validateServed(t testing.TB, base string) map[string]int {
 					validDoc(t, l.Loc, c.Loc, resourcesync.CapChangeList)
 					kinds["changelist"]++
 				}
+			case resourcesync.CapResourceDump, resourcesync.CapChangeDump:
+				// The dump documents are lists of packages; the packages
+				// themselves are checked by the dump tests.
+				validDoc(t, d.Loc, c.Loc, d.MD.Capability)
+				kinds[d.MD.Capability]++
+			case resourcesync.CapChangeNotification:
+				// A WebSub topic, not a document.
+				kinds[d.MD.Capability]++
 			default:
 				t.Errorf("%s lists %s with capability %q, which this test does not know", c.Loc, d.Loc, d.MD.Capability)
 			}

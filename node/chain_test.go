@@ -1,0 +1,344 @@
+package node
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/viaduct-mirror/viaduct/harvester"
+	"github.com/viaduct-mirror/viaduct/provenance"
+	"github.com/viaduct-mirror/viaduct/resourcesync"
+	"github.com/viaduct-mirror/viaduct/sim"
+	"github.com/viaduct-mirror/viaduct/storage/sqlite"
+)
+
+// TestChain runs a simulated Source, a node A harvesting it and a node B
+// harvesting A, and checks after A and B have caught up, and again after
+// creations, updates and deletions at the Source, that B is a faithful
+// copy of the origin: its entries point at the origin with the origin's
+// facts, its times are its own, its provenance runs origin -> A -> B and
+// its bytes are the origin's.
+func TestChain(t *testing.T) {
+	src := startSource(t, sim.Config{Resources: 200, Seed: 5, MinSize: 16, MaxSize: 1024})
+	acfg := testConfig(t.TempDir(), sourceConfig("s", src))
+	acfg.Republish.ChangeListPeriod = time.Second
+	a := startNode(t, acfg, nil)
+	bcfg := testConfig(t.TempDir(), nodeSource("a", a))
+	bcfg.Republish.ChangeListPeriod = time.Second
+	b := startNode(t, bcfg, nil)
+	ch := chain{src: src, a: a, b: b, aColl: "s", bColl: "a"}
+
+	ch.catchUp(t)
+	ch.check(t)
+
+	nextPeriod(t, time.Second)
+	src.Create(30)
+	src.Update(40)
+	src.Delete(20)
+	src.Mutate(10)
+	ch.catchUp(t)
+	ch.check(t)
+	validateServed(t, b.URL())
+	if dl := deadLetters(t, b); len(dl) != 0 {
+		t.Fatalf("B has %d dead letters, first: %s %v", len(dl), dl[0].Reason, dl[0].Evidence)
+	}
+}
+
+// nodeSource is another node's republished Source, found from its Source
+// Description, polled only when a test asks.
+func nodeSource(name string, up *Node) harvester.SourceConfig {
+	yes := true
+	return harvester.SourceConfig{Name: name, URL: up.URL() + "/.well-known/resourcesync", Schedule: "@every 1h", AllowLoopback: &yes}
+}
+
+// chain is a Source, a node a harvesting it into collection aColl and a
+// node b harvesting a into bColl.
+type chain struct {
+	src          *sim.Server
+	a, b         *Node
+	aColl, bColl string
+}
+
+// catchUp makes A and then B harvest and settle.
+func (c chain) catchUp(t testing.TB) {
+	t.Helper()
+	mustSync(t, c.a, "s")
+	waitSettled(t, c.a, 30*time.Second)
+	mustSync(t, c.b, "a")
+	waitSettled(t, c.b, 30*time.Second)
+}
+
+// check compares what B serves and holds with the origin and with A.
+func (c chain) check(t *testing.T) {
+	t.Helper()
+	checkMirror(t, c.a, "s", c.src)
+	origin := originFacts(t, c.src)
+	aList := c.served(t, c.a, c.aColl)
+	bList := c.served(t, c.b, c.bColl)
+
+	live := 0
+	for uri, it := range c.src.Snapshot() {
+		be, inB := bList.entries[uri]
+		if it.Deleted {
+			if inB {
+				t.Errorf("B lists %s, which the origin deleted", uri)
+			}
+			continue
+		}
+		live++
+		oe, ae := origin.entries[uri], aList.entries[uri]
+		if oe == nil || ae == nil || !inB {
+			t.Fatalf("%s: at the origin %v, listed by A %v, by B %v", uri, oe != nil, ae != nil, inB)
+		}
+		checkChainEntry(t, c, origin, uri, it, oe, ae, be)
+	}
+	if len(bList.entries) != live {
+		t.Errorf("B lists %d resources, the origin has %d", len(bList.entries), live)
+	}
+	if bList.header.MD.At.Before(aList.header.MD.At) || origin.times[bList.header.MD.At.UnixNano()] {
+		t.Errorf("B's Resource List at %v, A's %v: B's must be its own and not earlier", bList.header.MD.At, aList.header.MD.At)
+	}
+	c.checkChangeLists(t, origin)
+	c.checkProvenance(t, origin, aList, bList)
+	checkBytes(t, c.b, c.bColl, c.src)
+}
+
+// checkChainEntry checks B's Resource List entry for the origin resource
+// uri: B's URI and copy, one via link to the origin with the origin's
+// facts, and B's own change time.
+func checkChainEntry(t *testing.T, c chain, origin facts, uri string, it sim.Item, oe, ae, be *resourcesync.Entry) {
+	t.Helper()
+	if !strings.HasPrefix(be.Loc, c.b.URL()+"/"+c.bColl+"/r/") {
+		t.Errorf("B lists %s as %s, not under its own URL", uri, be.Loc)
+	}
+	if be.MD.Hash.Get(resourcesync.SHA256) != it.SHA256 || be.MD.Length == nil || *be.MD.Length != it.Length {
+		t.Errorf("B lists %s with %s length %v, origin has sha-256 %s length %d", uri, be.MD.Hash, be.MD.Length, it.SHA256, it.Length)
+	}
+	var vias []resourcesync.Link
+	for _, l := range be.Links {
+		if l.Rel == "via" {
+			vias = append(vias, l)
+		}
+	}
+	if len(vias) != 1 {
+		t.Fatalf("B's entry %s has %d via links, want 1: %+v", be.Loc, len(vias), be.Links)
+	}
+	v := vias[0]
+	switch {
+	case v.Href != uri:
+		t.Errorf("B's via link of %s points at %s, not the origin", be.Loc, v.Href)
+	case !v.Modified.Equal(oe.LastMod):
+		t.Errorf("B's via link of %s says modified %v, the origin says %v", be.Loc, v.Modified, oe.LastMod)
+	case !sameHashes(v.Hash, oe.MD.Hash):
+		t.Errorf("B's via link of %s says hash %s, the origin says %s", be.Loc, v.Hash, oe.MD.Hash)
+	case v.Length == nil || *v.Length != *oe.MD.Length:
+		t.Errorf("B's via link of %s says length %v, the origin says %d", be.Loc, v.Length, *oe.MD.Length)
+	}
+	if be.LastMod.Before(ae.LastMod) || origin.times[be.LastMod.UnixNano()] {
+		t.Errorf("B's lastmod of %s is %v, A's %v, the origin's %v: B's must be its own and not earlier than A's", uri, be.LastMod, ae.LastMod, oe.LastMod)
+	}
+}
+
+// facts is what the origin itself publishes: its Resource List entries by
+// URI and every time it has written, to tell its times from the nodes'.
+type facts struct {
+	entries map[string]*resourcesync.Entry
+	times   map[int64]bool
+}
+
+func originFacts(t testing.TB, src *sim.Server) facts {
+	t.Helper()
+	f := facts{entries: map[string]*resourcesync.Entry{}, times: map[int64]bool{src.Epoch().UnixNano(): true}}
+	h, entries := resourceList(t, src.URL+sim.PathResourceList)
+	f.times[h.MD.At.UnixNano()] = true
+	for i := range entries {
+		e := &entries[i]
+		f.entries[e.Loc] = e
+		f.times[e.LastMod.UnixNano()] = true
+		f.times[e.MD.DateTime.UnixNano()] = true
+	}
+	for _, ch := range src.ChangesSince(time.Time{}) {
+		f.times[ch.Time.UnixNano()] = true
+	}
+	return f
+}
+
+// list is a node's Resource List with its entries by origin URI.
+type list struct {
+	header  *resourcesync.Header
+	entries map[string]*resourcesync.Entry
+}
+
+func (c chain) served(t testing.TB, n *Node, coll string) list {
+	t.Helper()
+	h, entries := resourceList(t, n.URL()+"/"+coll+"/resourcelist.xml")
+	l := list{header: h, entries: map[string]*resourcesync.Entry{}}
+	for i := range entries {
+		e := &entries[i]
+		via := e.Link("via")
+		if via == nil {
+			t.Fatalf("%s lists %s without a via link", n.URL(), e.Loc)
+		}
+		if _, dup := l.entries[via.Href]; dup {
+			t.Errorf("%s lists origin %s twice", n.URL(), via.Href)
+		}
+		l.entries[via.Href] = e
+	}
+	return l
+}
+
+// checkChangeLists checks B's Change Lists: their intervals and change
+// times are B's, not the origin's, and begin no earlier than A's; every
+// change points at the origin; the last change B lists for each origin
+// URI is no earlier than A's and agrees with the origin's state.
+func (c chain) checkChangeLists(t *testing.T, origin facts) {
+	t.Helper()
+	aLists := changeLists(t, c.a.URL()+"/"+c.aColl+"/changelist.xml")
+	bLists := changeLists(t, c.b.URL()+"/"+c.bColl+"/changelist.xml")
+	if len(bLists) == 0 || len(aLists) == 0 {
+		t.Fatalf("A serves %d Change Lists, B %d", len(aLists), len(bLists))
+	}
+	if bLists[0].Header.MD.From.Before(aLists[0].Header.MD.From) {
+		t.Errorf("B's first Change List is from %v, before A's %v", bLists[0].Header.MD.From, aLists[0].Header.MD.From)
+	}
+	aLast, bLast := lastChanges(aLists), lastChanges(bLists)
+	for _, l := range bLists {
+		md := l.Header.MD
+		if origin.times[md.From.UnixNano()] || (!md.Until.IsZero() && origin.times[md.Until.UnixNano()]) {
+			t.Errorf("B's Change List %s covers [%v, %v), an interval of the origin's times", l.URI, md.From, md.Until)
+		}
+		for _, e := range l.Entries {
+			if origin.times[e.MD.DateTime.UnixNano()] {
+				t.Errorf("B's Change List %s has a change at %v, an origin time", l.URI, e.MD.DateTime)
+			}
+			if v := e.Link("via"); v == nil || !strings.HasPrefix(v.Href, c.src.URL+"/") {
+				t.Errorf("B's change of %s does not point at the origin: %+v", e.Loc, e.Links)
+			}
+		}
+	}
+	snap := c.src.Snapshot()
+	for uri, be := range bLast {
+		ae := aLast[uri]
+		if ae == nil {
+			t.Errorf("B lists a change of %s, A none", uri)
+			continue
+		}
+		if be.MD.DateTime.Before(ae.MD.DateTime) {
+			t.Errorf("B's last change of %s is at %v, before A's at %v", uri, be.MD.DateTime, ae.MD.DateTime)
+		}
+		if deleted := be.MD.Change == resourcesync.Deleted; deleted != snap[uri].Deleted {
+			t.Errorf("B's last change of %s is %s, the origin has deleted=%v", uri, be.MD.Change, snap[uri].Deleted)
+		}
+	}
+}
+
+// lastChanges is the last change listed for each origin URI.
+func lastChanges(lists []servedList) map[string]*resourcesync.Entry {
+	out := map[string]*resourcesync.Entry{}
+	for _, l := range lists {
+		for i := range l.Entries {
+			e := &l.Entries[i]
+			if v := e.Link("via"); v != nil {
+				out[v.Href] = e
+			}
+		}
+	}
+	return out
+}
+
+// checkProvenance asks B for the provenance of every origin URI it lists
+// and checks the chain origin -> A -> B with each hop's own facts.
+func (c chain) checkProvenance(t *testing.T, origin facts, aList, bList list) {
+	t.Helper()
+	for uri, be := range bList.entries {
+		var reply struct {
+			Resources []struct {
+				URI  string           `json:"uri"`
+				Hops []provenance.Hop `json:"hops"`
+			} `json:"resources"`
+		}
+		body := getBody(t, c.b.URL()+"/provenance?uri="+url.QueryEscape(uri))
+		if err := json.Unmarshal(body, &reply); err != nil {
+			t.Fatalf("provenance of %s: %v: %s", uri, err, body)
+		}
+		if len(reply.Resources) != 1 || len(reply.Resources[0].Hops) != 3 {
+			t.Fatalf("B's provenance of %s is not one chain of three hops: %s", uri, body)
+		}
+		hops := reply.Resources[0].Hops
+		ae, oe := aList.entries[uri], origin.entries[uri]
+		want := []struct {
+			role, uri string
+			modified  time.Time
+			hash      resourcesync.Hashes
+		}{
+			{provenance.RoleOrigin, uri, oe.LastMod, oe.MD.Hash},
+			{provenance.RoleAggregator, ae.Loc, ae.LastMod, ae.MD.Hash},
+			{provenance.RoleSelf, be.Loc, be.LastMod, be.MD.Hash},
+		}
+		for i, w := range want {
+			h := hops[i]
+			if h.Role != w.role || h.URI != w.uri || !h.Modified.Equal(w.modified) || !sameHashes(h.Hash, w.hash) {
+				t.Errorf("B's provenance of %s, hop %d: %s %s %v %s; want %s %s %v %s", uri, i, h.Role, h.URI, h.Modified, h.Hash, w.role, w.uri, w.modified, w.hash)
+			}
+		}
+	}
+}
+
+// checkBytes walks n's catalog and hashes every blob it holds for coll,
+// comparing it with what the origin says of the resource.
+func checkBytes(t testing.TB, n *Node, coll string, src *sim.Server) {
+	t.Helper()
+	ctx := context.Background()
+	snap := src.Snapshot()
+	held := 0
+	err := n.Catalog().Resources(ctx, coll, "", 0, func(r *sqlite.Resource) error {
+		if r.Deleted {
+			return nil
+		}
+		held++
+		it, ok := snap[r.Origin]
+		if !ok || it.Deleted {
+			return errors.New("holds " + r.URI + " (origin " + r.Origin + "), which the origin does not have")
+		}
+		blob, err := n.Blobs().Open(ctx, r.SHA256)
+		if err != nil {
+			return err
+		}
+		defer blob.Close()
+		h := sha256.New()
+		size, err := io.Copy(h, blob)
+		if err != nil {
+			return err
+		}
+		if got := hex.EncodeToString(h.Sum(nil)); got != it.SHA256 || size != it.Length {
+			t.Errorf("%s: the bytes held hash to %s (%d bytes), the origin says %s (%d)", r.Origin, got, size, it.SHA256, it.Length)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("walking %s: %v", coll, err)
+	}
+	if held != src.Len() {
+		t.Errorf("%s holds %d resources, the origin %d", coll, held, src.Len())
+	}
+}
+
+// sameHashes reports whether a and b state the same digests, in any order.
+func sameHashes(a, b resourcesync.Hashes) bool {
+	if len(a) != len(b) || len(a) == 0 {
+		return false
+	}
+	for _, h := range a {
+		if b.Get(h.Alg) != h.Value {
+			return false
+		}
+	}
+	return true
+}

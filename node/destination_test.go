@@ -1,0 +1,142 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/viaduct-mirror/viaduct/harvester"
+	"github.com/viaduct-mirror/viaduct/sim"
+	"github.com/viaduct-mirror/viaduct/storage/sqlite"
+)
+
+// TestDestinationsAgree checks that a Destination reaches the same copy
+// from viaduct's Resource List as from its Change Lists replayed on top of
+// an earlier Resource List. A harvests a Source; B1 takes a baseline from A
+// early and from then on only follows A's Change Lists while the Source
+// changes over several periods (some changes reaching B1 one pass at a
+// time, some several passes of A at once); B2 takes its baseline from A at
+// the end. B1 and B2 must hold the same resources with the same bytes, and
+// both must equal the Source.
+func TestDestinationsAgree(t *testing.T) {
+	src := startSource(t, sim.Config{Resources: 150, Seed: 23, MinSize: 16, MaxSize: 768})
+	acfg := testConfig(t.TempDir(), sourceConfig("s", src))
+	acfg.Republish.ChangeListPeriod = time.Second
+	acfg.Republish.MaxEntries = 40
+	a := startNode(t, acfg, nil)
+	syncSettle(t, a, "s")
+
+	b1 := startNode(t, testConfig(t.TempDir(), changesOnly(nodeSource("a", a))), nil)
+	syncSettle(t, b1, "a")
+	baselines := resourceListRequests(t, a)
+	if baselines == 0 {
+		t.Fatalf("B1's first pass did not read A's Resource List")
+	}
+
+	for round := range 4 {
+		nextPeriod(t, time.Second)
+		src.Create(10)
+		src.Update(15)
+		src.Delete(8)
+		src.Mutate(5)
+		syncSettle(t, a, "s")
+		if round%2 == 1 {
+			continue // B1 will read two rounds of A's changes at once
+		}
+		syncSettle(t, b1, "a")
+	}
+	syncSettle(t, b1, "a")
+	if got := resourceListRequests(t, a); got != baselines {
+		t.Fatalf("B1 read A's Resource List again (%v requests, %v before): the test needs it to follow Change Lists only", got, baselines)
+	}
+
+	b2 := startNode(t, testConfig(t.TempDir(), nodeSource("a", a)), nil)
+	syncSettle(t, b2, "a")
+
+	snap := src.Snapshot()
+	fromChanges := heldByOrigin(t, b1, "a", snap)
+	fromList := heldByOrigin(t, b2, "a", snap)
+	for uri, it := range snap {
+		c, l := fromChanges[uri], fromList[uri]
+		if c != l {
+			t.Errorf("%s: from Change Lists %+v, from the Resource List %+v", uri, c, l)
+		}
+		want := held{}
+		if !it.Deleted {
+			want = held{SHA256: it.SHA256, Length: it.Length}
+		}
+		if c != want {
+			t.Errorf("%s: Destinations hold %+v, the Source %+v", uri, c, want)
+		}
+	}
+	checkBytes(t, b1, "a", src)
+	checkBytes(t, b2, "a", src)
+}
+
+// changesOnly is sc with no baseline but the first: later passes follow
+// Change Lists only.
+func changesOnly(sc harvester.SourceConfig) harvester.SourceConfig {
+	never := ""
+	sc.BaselineSchedule = &never
+	return sc
+}
+
+// syncSettle runs a pass over the Source and waits until the node has
+// handled what it queued.
+func syncSettle(t testing.TB, n *Node, source string) {
+	t.Helper()
+	mustSync(t, n, source)
+	waitSettled(t, n, 30*time.Second)
+}
+
+// held is what a node holds of one origin resource; the zero value means
+// nothing (never held, or deleted).
+type held struct {
+	SHA256 string
+	Length int64
+}
+
+// heldByOrigin reads from n's catalog what collection coll holds of each
+// URI of the Source's snapshot.
+func heldByOrigin(t testing.TB, n *Node, coll string, snap map[string]sim.Item) map[string]held {
+	t.Helper()
+	out := make(map[string]held, len(snap))
+	for uri := range snap {
+		r, err := n.Catalog().ResourceByOrigin(context.Background(), coll, uri)
+		switch {
+		case errors.Is(err, sqlite.ErrNotFound):
+		case err != nil:
+			t.Fatalf("catalog: %v", err)
+		case !r.Deleted:
+			out[uri] = held{SHA256: r.SHA256, Length: r.Length}
+		}
+	}
+	return out
+}
+
+// resourceListRequests is how many times n has served its Resource List
+// (a single list or an index) with 200.
+func resourceListRequests(t testing.TB, n *Node) float64 {
+	t.Helper()
+	mfs, err := n.reg.Gather()
+	if err != nil {
+		t.Fatalf("gathering metrics: %v", err)
+	}
+	total := 0.0
+	for _, mf := range mfs {
+		if mf.GetName() != "viaduct_republish_requests_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if (labels["doc"] == "resourcelist" || labels["doc"] == "resourcelist-index") && labels["code"] == "200" {
+				total += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return total
+}
