@@ -145,11 +145,13 @@ func originOf(t testing.TB, e *resourcesync.Entry) string {
 	return ""
 }
 
-// TestDumpRoundTrip takes a baseline from node A's Resource Dump and
-// catches up from A's Change Dump, as a Destination would, and checks that
-// the result is the Source as A harvested it: every resource with its
-// bytes, nothing deleted left over.
-func TestDumpRoundTrip(t *testing.T) {
+// TestDumpPackagesRoundTrip reads node A's Resource Dump and Change Dump
+// package by package, as a Destination would (every document and manifest
+// copy valid, every package checked whole), takes a baseline from the
+// first and applies the changes of the second after its at, and checks
+// that the result is the Source as A harvested it: every resource with
+// its bytes, nothing deleted left over.
+func TestDumpPackagesRoundTrip(t *testing.T) {
 	src := startSource(t, sim.Config{Resources: 300, Seed: 11, MinSize: 16, MaxSize: 2048})
 	cfg := testConfig(t.TempDir(), sourceConfig("s", src))
 	dumpConfig(&cfg)
