@@ -46,6 +46,7 @@ type Hub struct {
 	mu      sync.Mutex
 	pending []Change
 	until   time.Time // until of the last notification made
+	made    int
 	faults  hubFaults
 
 	kick   chan struct{}
@@ -149,6 +150,7 @@ func (h *Hub) flush(ctx context.Context) error {
 	from := h.until
 	until := batch[len(batch)-1].Time.Add(time.Microsecond).UTC()
 	h.until = until
+	h.made++
 	h.mu.Unlock()
 	entries := make([]*resourcesync.Entry, 0, len(batch))
 	for _, c := range batch {
@@ -211,3 +213,15 @@ func (s *Source) channelHandler(p string) http.Handler {
 	}
 	return nil
 }
+
+// Made counts the notifications the hub has made, delivered or not, so
+// that a test can wait for one window to close before the next.
+func (h *Hub) Made() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.made
+}
+
+// Subscriptions lists the hub's verified subscriptions, secrets included,
+// so that a test can forge notifications.
+func (h *Hub) Subscriptions() []websub.Subscription { return h.hub.Subscriptions() }
