@@ -4,7 +4,7 @@ import (
 	"context"
 	"strings"
 
-	"github.com/viaduct-mirror/viaduct/provenance"
+	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 )
 
 // A Resource List past MaxEntries entries or MaxBytes bytes is served as a
@@ -30,8 +30,18 @@ type part struct {
 // docOverhead bounds the bytes of a list's header and closing tag.
 const docOverhead = 2048
 
-// plan scans a collection and cuts it into parts that respect the limits.
+// partCutter is a catalog that finds where a part ends by itself, from
+// the entries' SizeHint, without handing every resource to the server: a
+// million-resource collection is then planned by a few index walks.
+type partCutter interface {
+	CutResources(ctx context.Context, collection, afterURI string, maxEntries int, perRef, budget int64) (entries int, last string, err error)
+}
+
+// plan cuts a collection into parts that respect the limits.
 func (s *Server) plan(ctx context.Context, coll string) ([]part, error) {
+	if pc, ok := s.cat.(partCutter); ok {
+		return s.planCut(ctx, pc, coll)
+	}
 	var parts []part
 	cur := part{bytes: docOverhead}
 	prev := ""
@@ -53,34 +63,35 @@ func (s *Server) plan(ctx context.Context, coll string) ([]part, error) {
 	return append(parts, cur), nil
 }
 
-// estimate bounds the bytes of a record's entry from above without
-// building it: fixed markup, the escaped loc, and each link that may be
-// written with its attributes at their longest.
-func (s *Server) estimate(coll string, rec *Record) int64 {
-	const entry = 400 // url, loc, lastmod, rs:md with md5 and sha-256, length
-	const link = 400  // rs:ln with modified, hash (md5, sha-1, sha-256), length, pri
-	origin := provenance.OriginURI(&rec.Upstream)
-	n := int64(entry + len(s.cfg.BaseURL) + len(coll) + 8 + 3*xmlLen(origin) + xmlLen(rec.Type))
-	n += link + int64(3*xmlLen(origin)+xmlLen(rec.Upstream.Type))
-	for _, l := range rec.Upstream.Links {
-		if provenance.ActionFor(l.Rel) == provenance.Drop {
-			continue
+// planCut is plan for a catalog that cuts parts itself: the same parts,
+// the last one open-ended.
+func (s *Server) planCut(ctx context.Context, pc partCutter, coll string) ([]part, error) {
+	perRef := int64(len(s.cfg.BaseURL) + len(coll))
+	var parts []part
+	after := ""
+	for {
+		n, last, err := pc.CutResources(ctx, coll, after, s.cfg.MaxEntries, perRef, s.cfg.MaxBytes-docOverhead)
+		if err != nil {
+			return nil, err
 		}
-		n += link + int64(len(s.cfg.BaseURL)+len(coll)+8+3*xmlLen(l.Href)+xmlLen(l.Type)+xmlLen(l.Rel))
+		if n == 0 {
+			break
+		}
+		parts = append(parts, part{after: after, last: last, entries: n})
+		after = last
 	}
-	return n
+	if len(parts) == 0 {
+		return []part{{}}, nil
+	}
+	parts[len(parts)-1].last = ""
+	return parts, nil
 }
 
-// xmlLen is the length of s once escaped for XML text or attributes.
-func xmlLen(s string) int {
-	n := len(s)
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '&', '<', '>', '"', '\'', '\t', '\n', '\r':
-			n += 5
-		}
-	}
-	return n
+// estimate bounds the bytes of a record's entry from above without
+// building it (see sqlite.SizeHint, which every catalog's parts obey).
+func (s *Server) estimate(coll string, rec *Record) int64 {
+	fixed, refs := sqlite.SizeHint(rec.Type, &rec.Upstream)
+	return fixed + refs*int64(len(s.cfg.BaseURL)+len(coll))
 }
 
 // inRange reports whether uri belongs to a part whose upper bound is last

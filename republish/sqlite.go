@@ -34,6 +34,14 @@ func (c *SQLiteCatalog) Resources(ctx context.Context, collection, afterURI stri
 	})
 }
 
+// CutResources finds where a Resource List part ends, from the sizes the
+// catalog keeps, without reading the resources.
+func (c *SQLiteCatalog) CutResources(ctx context.Context, collection, afterURI string, maxEntries int, perRef, budget int64) (int, string, error) {
+	return c.cat.CutResources(ctx, collection, afterURI, maxEntries, perRef, budget)
+}
+
+var _ partCutter = (*SQLiteCatalog)(nil)
+
 // Changes streams the change log of collection for from <= time < until
 // from one snapshot, each entry with the upstream change it came from.
 // fn gets the same *Record each time.

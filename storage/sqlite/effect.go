@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/viaduct-mirror/viaduct"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 )
 
@@ -25,13 +26,15 @@ type applier struct {
 	tx    *sql.Tx
 	st    *writeStmts
 	colls map[string]*collState
+	// copyPack and upPack are reused buffers for the packed columns.
+	copyPack, upPack packer
 }
 
 // held is what the catalog holds of one resource before an event.
 type held struct {
 	exists, deleted bool
-	sha256, typ     string
-	length          int64
+	sha256, typ, md5 string
+	length           int64
 }
 
 // apply applies one event: see ApplyBatch for what that means.
@@ -47,7 +50,7 @@ func (a *applier) apply(b *Applied) error {
 	var h held
 	var deleted int64
 	err = a.tx.StmtContext(a.ctx, a.st.resGet).QueryRowContext(a.ctx, ev.Collection, ev.URI).
-		Scan(&deleted, &h.sha256, &h.length, &h.typ)
+		Scan(&deleted, &h.sha256, &h.length, &h.typ, &h.md5)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 	case err != nil:
@@ -60,12 +63,15 @@ func (a *applier) apply(b *Applied) error {
 	if err != nil {
 		return err
 	}
+	uf := upFactsOfColumns(ev, up)
+	a.upPack.reset()
+	a.upPack.packUp(&uf)
 
 	var op string
 	switch ev.Op {
 	case resourcesync.Created, resourcesync.Updated:
 		if isHeld && h.sha256 == ev.SHA256 && h.length == ev.Length && h.typ == ev.Type {
-			return a.upstreamOnly(ev.Collection, ev.URI, up)
+			return a.upstreamOnly(ev, h.typ, up)
 		}
 		op = resourcesync.Updated
 		if !isHeld {
@@ -74,7 +80,7 @@ func (a *applier) apply(b *Applied) error {
 	case resourcesync.Deleted:
 		if !isHeld {
 			if h.exists {
-				return a.upstreamOnly(ev.Collection, ev.URI, up)
+				return a.upstreamOnly(ev, h.typ, up)
 			}
 			return nil
 		}
@@ -95,21 +101,34 @@ func (a *applier) apply(b *Applied) error {
 	coll.changes++
 
 	if op == resourcesync.Deleted {
+		// The row keeps the facts of the last copy held.
+		a.copyPack.reset()
+		a.copyPack.packCopy(&copyFacts{sha256: h.sha256, md5: h.md5, typ: h.typ, op: op, length: h.length, changed: at, seq: int64(b.Seq)})
+		fixed, refs := SizeHint(h.typ, &ev.Upstream)
 		args := append([]any{at, int64(b.Seq)}, up...)
-		if _, err := a.tx.StmtContext(a.ctx, a.st.resDel).ExecContext(a.ctx, append(args, ev.Collection, ev.URI)...); err != nil {
+		args = append(args, a.copyPack.b, a.upPack.b, fixed, refs, ev.Collection, ev.URI)
+		if _, err := a.tx.StmtContext(a.ctx, a.st.resDel).ExecContext(a.ctx, args...); err != nil {
 			return fmt.Errorf("mark resource deleted: %w", err)
 		}
 	} else {
+		a.copyPack.reset()
+		a.copyPack.packCopy(&copyFacts{sha256: ev.SHA256, md5: ev.MD5, typ: ev.Type, op: op, length: ev.Length, changed: at, seq: int64(b.Seq)})
+		fixed, refs := SizeHint(ev.Type, &ev.Upstream)
 		args := []any{ev.Collection, ev.URI, up[0], ev.SHA256, ev.MD5, ev.Length, ev.Type, at, int64(b.Seq)}
-		if _, err := a.tx.StmtContext(a.ctx, a.st.resPut).ExecContext(a.ctx, append(args, up[1:]...)...); err != nil {
+		args = append(append(args, up[1:]...), a.copyPack.b, a.upPack.b, fixed, refs)
+		if _, err := a.tx.StmtContext(a.ctx, a.st.resPut).ExecContext(a.ctx, args...); err != nil {
 			return fmt.Errorf("write resource: %w", err)
 		}
 	}
 	// up holds source, origin, up_time, up_modified, up_hash, up_length,
 	// up_type, links, hops: the log keeps all but origin and hops.
+	uf.origin = ""
+	a.upPack.reset()
+	a.upPack.packChange(&changeHead{seq: int64(b.Seq), at: at, received: b.At.UnixMicro(), uri: ev.URI, op: op, upOp: ev.Upstream.Op,
+		copy: copyFacts{sha256: ev.SHA256, md5: ev.MD5, typ: ev.Type, length: ev.Length}}, &uf)
 	_, err = a.tx.StmtContext(a.ctx, a.st.changeAdd).ExecContext(a.ctx, int64(b.Seq), ev.Collection, ev.URI, op,
 		at, b.At.UnixMicro(), ev.SHA256, ev.MD5, ev.Length, ev.Type,
-		up[0], ev.Upstream.Op, up[2], up[3], up[4], up[5], up[6], up[7])
+		up[0], ev.Upstream.Op, up[2], up[3], up[4], up[5], up[6], up[7], a.upPack.b)
 	if err != nil {
 		return fmt.Errorf("append to change log: %w", err)
 	}
@@ -117,9 +136,10 @@ func (a *applier) apply(b *Applied) error {
 }
 
 // upstreamOnly records the Source's latest metadata of a resource whose
-// copy the event does not change.
-func (a *applier) upstreamOnly(collection, uri string, up []any) error {
-	args := append(up, collection, uri)
+// copy (of type typ) the event does not change; a.upPack holds it packed.
+func (a *applier) upstreamOnly(ev *viaduct.Event, typ string, up []any) error {
+	fixed, refs := SizeHint(typ, &ev.Upstream)
+	args := append(up, a.upPack.b, fixed, refs, ev.Collection, ev.URI)
 	if _, err := a.tx.StmtContext(a.ctx, a.st.resMeta).ExecContext(a.ctx, args...); err != nil {
 		return fmt.Errorf("write upstream metadata: %w", err)
 	}

@@ -12,6 +12,9 @@ import (
 type migration struct {
 	name string
 	sql  string
+	// fill, when set, runs after sql in the same transaction: the Go
+	// half of a step whose new columns SQL cannot compute.
+	fill func(context.Context, *sql.Tx) error
 }
 
 // migrations is the schema's whole history, oldest first. Adding a step
@@ -19,6 +22,7 @@ type migration struct {
 var migrations = []migration{
 	{name: "catalog", sql: schemaV1},
 	{name: "upstream of each change", sql: schemaV2},
+	{name: "packed rows for streaming reads", sql: schemaV3, fill: fillV3},
 }
 
 // schemaVersion is the version this build writes: the number of steps.
@@ -40,6 +44,11 @@ func (c *Catalog) migrate(ctx context.Context) error {
 		err := c.write(ctx, func(tx *sql.Tx) error {
 			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
 				return err
+			}
+			if m.fill != nil {
+				if err := m.fill(ctx, tx); err != nil {
+					return err
+				}
 			}
 			// PRAGMA takes no parameters; v is an int from this code.
 			_, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", v))

@@ -28,24 +28,28 @@ func (s *writeStmts) prepare(ctx context.Context, db *sql.DB) error {
 		{&s.collEnsure, `INSERT OR IGNORE INTO collections (name) VALUES (?)`},
 		{&s.collGet, `SELECT first_at, last_at, resources, bytes, changes FROM collections WHERE name = ?`},
 		{&s.collPut, `UPDATE collections SET first_at = ?, last_at = ?, resources = ?, bytes = ?, changes = ? WHERE name = ?`},
-		{&s.resGet, `SELECT deleted, sha256, length, type FROM resources WHERE collection = ? AND uri = ?`},
+		{&s.resGet, `SELECT deleted, sha256, length, type, md5 FROM resources WHERE collection = ? AND uri = ?`},
 		{&s.resPut, `INSERT INTO resources (collection, uri, source, deleted, sha256, md5, length, type,
-				changed, seq, origin, up_time, up_modified, up_hash, up_length, up_type, links, hops)
-			VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+				changed, seq, origin, up_time, up_modified, up_hash, up_length, up_type, links, hops,
+				copy_pack, up_pack, est, est_refs)
+			VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (collection, uri) DO UPDATE SET source = excluded.source, deleted = 0,
 				sha256 = excluded.sha256, md5 = excluded.md5, length = excluded.length, type = excluded.type,
 				changed = excluded.changed, seq = excluded.seq, origin = excluded.origin,
 				up_time = excluded.up_time, up_modified = excluded.up_modified, up_hash = excluded.up_hash,
-				up_length = excluded.up_length, up_type = excluded.up_type, links = excluded.links, hops = excluded.hops`},
+				up_length = excluded.up_length, up_type = excluded.up_type, links = excluded.links, hops = excluded.hops,
+				copy_pack = excluded.copy_pack, up_pack = excluded.up_pack, est = excluded.est, est_refs = excluded.est_refs`},
 		{&s.resDel, `UPDATE resources SET deleted = 1, changed = ?, seq = ?, source = ?, origin = ?,
-				up_time = ?, up_modified = ?, up_hash = ?, up_length = ?, up_type = ?, links = ?, hops = ?
+				up_time = ?, up_modified = ?, up_hash = ?, up_length = ?, up_type = ?, links = ?, hops = ?,
+				copy_pack = ?, up_pack = ?, est = ?, est_refs = ?
 			WHERE collection = ? AND uri = ?`},
 		{&s.resMeta, `UPDATE resources SET source = ?, origin = ?,
-				up_time = ?, up_modified = ?, up_hash = ?, up_length = ?, up_type = ?, links = ?, hops = ?
+				up_time = ?, up_modified = ?, up_hash = ?, up_length = ?, up_type = ?, links = ?, hops = ?,
+				up_pack = ?, est = ?, est_refs = ?
 			WHERE collection = ? AND uri = ?`},
 		{&s.changeAdd, `INSERT INTO changes (seq, collection, uri, op, at, received, sha256, md5, length, type,
-				source, up_op, up_time, up_modified, up_hash, up_length, up_type, links)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+				source, up_op, up_time, up_modified, up_hash, up_length, up_type, links, pack)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 	} {
 		st, err := db.PrepareContext(ctx, p.sql)
 		if err != nil {

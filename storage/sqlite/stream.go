@@ -48,16 +48,24 @@ func (c *Catalog) ScanResources(ctx context.Context, collection, afterURI string
 	if limit <= 0 {
 		limit = -1 // SQLite: no limit
 	}
-	rows, err := c.scans.QueryContext(ctx, `SELECT `+stateCols+` FROM resources
+	rows, err := c.scans.QueryContext(ctx, `SELECT uri, copy_pack, up_pack FROM resources
 		WHERE collection = ? AND uri > ? AND deleted = 0 ORDER BY uri LIMIT ?`, collection, afterURI, limit)
 	if err != nil {
 		return fmt.Errorf("list resources of collection %s after %q: %w", collection, afterURI, err)
 	}
 	defer rows.Close()
-	var d rowDecoder
-	var rs ResourceState
+	var (
+		d               packDecoder
+		rs              ResourceState
+		uri, cp, upPack sql.RawBytes
+	)
+	rs.Collection = collection
 	for rows.Next() {
-		if err := d.state(rows, &rs); err != nil {
+		if err := rows.Scan(&uri, &cp, &upPack); err != nil {
+			return fmt.Errorf("list resources of collection %s: %w", collection, err)
+		}
+		rs.URI = string(uri)
+		if err := d.state(cp, upPack, &rs); err != nil {
 			return fmt.Errorf("list resources of collection %s: %w", collection, err)
 		}
 		if err := fn(&rs); err != nil {
@@ -99,16 +107,23 @@ func (c *Catalog) ScanChanges(ctx context.Context, collection string, from, unti
 	if !until.IsZero() {
 		end = until.UnixMicro()
 	}
-	rows, err := c.scans.QueryContext(ctx, `SELECT `+loggedCols+` FROM changes
+	rows, err := c.scans.QueryContext(ctx, `SELECT pack FROM changes
 		WHERE collection = ? AND at >= ? AND at < ? ORDER BY at`, collection, start, end)
 	if err != nil {
 		return fmt.Errorf("list changes of collection %s from %s: %w", collection, from.UTC(), err)
 	}
 	defer rows.Close()
-	var d rowDecoder
-	var ch LoggedChange
+	var (
+		d    packDecoder
+		ch   LoggedChange
+		pack sql.RawBytes
+	)
+	ch.Collection = collection
 	for rows.Next() {
-		if err := d.logged(rows, &ch); err != nil {
+		if err := rows.Scan(&pack); err != nil {
+			return fmt.Errorf("list changes of collection %s: %w", collection, err)
+		}
+		if err := d.logged(pack, &ch); err != nil {
 			return fmt.Errorf("list changes of collection %s: %w", collection, err)
 		}
 		if err := fn(&ch); err != nil {

@@ -237,6 +237,7 @@ func TestMigrationFillsChangeUpstream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	dropV3(t, db)
 	for _, col := range []string{"source", "up_op", "up_time", "up_modified", "up_hash", "up_length", "up_type", "links"} {
 		if _, err := db.Exec("ALTER TABLE changes DROP COLUMN " + col); err != nil {
 			t.Fatalf("drop %s: %v", col, err)

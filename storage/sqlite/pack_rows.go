@@ -1,0 +1,188 @@
+package sqlite
+
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/viaduct-mirror/viaduct/resourcesync"
+)
+
+// copyFacts is what copy_pack holds.
+type copyFacts struct {
+	sha256, md5, typ, op string
+	length               int64
+	changed              int64 // µs since the epoch, as the changed column
+	seq                  int64
+}
+
+// packCopy appends the copy_pack of c.
+func (p *packer) packCopy(c *copyFacts) {
+	p.str(c.sha256)
+	p.str(c.md5)
+	p.int(c.length)
+	p.str(c.typ)
+	p.int(c.changed)
+	p.int(c.seq)
+	p.str(c.op)
+}
+
+// upFacts is what up_pack holds: the columns upstreamColumns renders,
+// hops excepted, with the times and length as values.
+type upFacts struct {
+	source, origin string
+	time, modified time.Time
+	hash           string
+	length         sql.NullInt64
+	typ            string
+	links          sql.NullString // JSON, as the links column
+}
+
+// packUp appends the up_pack of u.
+func (p *packer) packUp(u *upFacts) {
+	p.str(u.source)
+	p.str(u.origin)
+	p.time(u.time)
+	p.time(u.modified)
+	p.str(u.hash)
+	if u.length.Valid {
+		p.b = append(p.b, 1)
+		p.int(u.length.Int64)
+	} else {
+		p.b = append(p.b, 0)
+	}
+	p.str(u.typ)
+	if u.links.Valid {
+		p.b = append(p.b, 1)
+		p.str(u.links.String)
+	} else {
+		p.b = append(p.b, 0)
+	}
+}
+
+// changeHead is what a change-log pack holds before its upFacts.
+type changeHead struct {
+	seq, at, received int64
+	uri, op, upOp     string
+	copy              copyFacts // op, changed and seq unused
+}
+
+// packChange appends the pack of a change-log row.
+func (p *packer) packChange(h *changeHead, u *upFacts) {
+	p.int(h.seq)
+	p.str(h.uri)
+	p.str(h.op)
+	p.int(h.at)
+	p.int(h.received)
+	p.str(h.copy.sha256)
+	p.str(h.copy.md5)
+	p.int(h.copy.length)
+	p.str(h.copy.typ)
+	p.str(h.upOp)
+	p.packUp(u)
+}
+
+// packDecoder turns packs back into the package's types, reusing its hash
+// slice, length and the strings that repeat from one row to the next.
+type packDecoder struct {
+	hashText string
+	hashes   resourcesync.Hashes
+	upLength int64
+}
+
+// state fills rs (but its Collection and URI) from a resource's packs.
+func (d *packDecoder) state(copyPack, upPack []byte, rs *ResourceState) error {
+	r := &rs.Resource
+	u := unpacker{b: copyPack}
+	r.SHA256 = interned(r.SHA256, u.bytes())
+	r.MD5 = interned(r.MD5, u.bytes())
+	r.Length = u.int()
+	r.Type = interned(r.Type, u.bytes())
+	r.Changed = time.UnixMicro(u.int()).UTC()
+	r.Seq = uint64(u.int())
+	rs.Op = interned(rs.Op, u.bytes())
+	r.Deleted = rs.Op == resourcesync.Deleted
+	if u.err != nil || len(u.b) != 0 {
+		return fmt.Errorf("resource %s: copy: %w", r.URI, errPack)
+	}
+	if err := d.upstream(upPack, &r.Source, &r.Origin, &r.Upstream); err != nil {
+		return fmt.Errorf("resource %s: %w", r.URI, err)
+	}
+	return nil
+}
+
+// logged fills ch (but its Collection) from a change-log pack.
+func (d *packDecoder) logged(pack []byte, ch *LoggedChange) error {
+	u := unpacker{b: pack}
+	ch.Seq = uint64(u.int())
+	ch.URI = interned(ch.URI, u.bytes())
+	ch.Op = interned(ch.Op, u.bytes())
+	ch.At = time.UnixMicro(u.int()).UTC()
+	ch.Received = time.UnixMicro(u.int()).UTC()
+	ch.SHA256 = interned(ch.SHA256, u.bytes())
+	ch.MD5 = interned(ch.MD5, u.bytes())
+	ch.Length = u.int()
+	ch.Type = interned(ch.Type, u.bytes())
+	ch.UpstreamOp = interned(ch.UpstreamOp, u.bytes())
+	if u.err != nil {
+		return fmt.Errorf("change %d: %w", ch.Seq, errPack)
+	}
+	var origin string
+	if err := d.upstream(u.b, &ch.Source, &origin, &ch.Upstream); err != nil {
+		return fmt.Errorf("change %d of %s: %w", ch.Seq, ch.URI, err)
+	}
+	return nil
+}
+
+// upstream reads an up_pack into source, origin and up.
+func (d *packDecoder) upstream(pack []byte, source, origin *string, up *Upstream) error {
+	u := unpacker{b: pack}
+	*source = interned(*source, u.bytes())
+	*origin = interned(*origin, u.bytes())
+	up.Time = u.time()
+	up.Modified = u.time()
+	hash := u.bytes()
+	if len(hash) == 0 {
+		up.Hash = nil
+	} else {
+		if string(hash) != d.hashText {
+			d.hashText = string(hash)
+			d.hashes = appendHashes(d.hashes[:0], d.hashText)
+		}
+		up.Hash = d.hashes
+	}
+	up.Length = nil
+	if u.flag() {
+		d.upLength = u.int()
+		up.Length = &d.upLength
+	}
+	up.Type = interned(up.Type, u.bytes())
+	up.Links = nil
+	if u.flag() {
+		links := u.bytes()
+		if u.err == nil {
+			if err := json.Unmarshal(links, &up.Links); err != nil {
+				return fmt.Errorf("upstream links: %w", err)
+			}
+		}
+	}
+	if u.err != nil || len(u.b) != 0 {
+		return fmt.Errorf("upstream: %w", errPack)
+	}
+	return nil
+}
+
+// flag reads a presence byte.
+func (u *unpacker) flag() bool {
+	if len(u.b) == 0 {
+		u.fail()
+		return false
+	}
+	f := u.b[0]
+	u.b = u.b[1:]
+	if f > 1 {
+		u.fail()
+	}
+	return f == 1
+}
