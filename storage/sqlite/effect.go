@@ -32,7 +32,7 @@ type applier struct {
 
 // held is what the catalog holds of one resource before an event.
 type held struct {
-	exists, deleted bool
+	exists, deleted  bool
 	sha256, typ, md5 string
 	length           int64
 }
