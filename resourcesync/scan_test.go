@@ -123,10 +123,10 @@ func TestScannerAgreesWithXML(t *testing.T) {
 // line ends and encodings.
 func TestScannerValues(t *testing.T) {
 	for d, want := range map[string]string{
-		scannerGood[0]: "http://example.com/a?x=1&y=<>\"'",
-		scannerGood[1]: "http://example.com/AB\U0001F600",
-		scannerGood[2]: "http://example.com/a<b>&amp;",
-		scannerGood[8]: "http://example.com/a\nb\nc",
+		scannerGood[0]:  "http://example.com/a?x=1&y=<>\"'",
+		scannerGood[1]:  "http://example.com/AB\U0001F600",
+		scannerGood[2]:  "http://example.com/a<b>&amp;",
+		scannerGood[8]:  "http://example.com/a\nb\nc",
 		scannerGood[10]: "http://example.com/café",
 	} {
 		_, es := readAll(t, []byte(d), Limits{})
