@@ -50,7 +50,7 @@ func (c *encoder) appendEntry(b []byte, e *Entry, root Root) []byte {
 	b = append(b, "</loc>"...)
 	if !e.LastMod.IsZero() {
 		b = append(b, "<lastmod>"...)
-		b = appendTime(b, e.LastMod)
+		b = appendW3C(b, e.LastMod)
 		b = append(b, "</lastmod>"...)
 	}
 	if e.ChangeFreq != "" {
@@ -181,7 +181,7 @@ func appendTimeAttr(b []byte, name string, t time.Time) []byte {
 	b = append(b, ' ')
 	b = append(b, name...)
 	b = append(b, `="`...)
-	b = appendTime(b, t)
+	b = appendW3C(b, t)
 	return append(b, '"')
 }
 

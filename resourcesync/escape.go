@@ -58,6 +58,13 @@ func appendEscaped(b []byte, s string, attr bool) []byte {
 // needsEscape reports bytes that may need more than a copy: markup, control
 // characters and the start of any multi-byte sequence (checked for
 // validity the slow way).
-func needsEscape(c byte) bool {
-	return c == '&' || c == '<' || c == '>' || c == '"' || c < 0x20 || c >= utf8.RuneSelf
-}
+func needsEscape(c byte) bool { return escapeTable[c] }
+
+// escapeTable holds needsEscape for every byte: one load per byte instead
+// of five comparisons, in a loop that sees every byte a list writes.
+var escapeTable = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = c == '&' || c == '<' || c == '>' || c == '"' || c < 0x20 || c >= utf8.RuneSelf
+	}
+	return t
+}()
