@@ -50,12 +50,6 @@ func TestRestartDuringBaseline(t *testing.T) {
 func TestRestartDuringChanges(t *testing.T) {
 	src := startSource(t, sim.Config{Resources: restartSize, Seed: 12, MinSize: 16, MaxSize: 512})
 	cfg := testConfig(t.TempDir(), sourceConfig("s", src))
-	// A change whose bitstream the Source has changed again since fails
-	// its check until the later change is applied and supersedes it: give
-	// it the time to, as the default retries would.
-	cfg.Queue.MaxDeliver = 6
-	cfg.Fetch.RetryBase = 250 * time.Millisecond
-	cfg.Fetch.RetryMax = 2 * time.Second
 
 	n := startNode(t, cfg, nil)
 	mustSync(t, n, "s")
@@ -72,9 +66,18 @@ func TestRestartDuringChanges(t *testing.T) {
 	if s.applied >= base+600 {
 		t.Fatalf("the node was stopped after every change was applied (%d events past the baseline)", s.applied-base)
 	}
-	src.Mutate(100)
+	later := map[string]bool{}
+	for _, c := range src.Mutate(100) {
+		later[c.URI] = true
+	}
 
+	// The changes queued before the restart are handled first: a deletion
+	// handled before the creation it follows is applied is lost until the
+	// next baseline (docs/fetching.md). Those whose bitstream the Source
+	// has changed since cannot be verified and are dead-lettered; the
+	// later changes then bring the new bitstreams.
 	n = startNode(t, cfg, nil)
+	waitSettled(t, n, 60*time.Second)
 	mustSync(t, n, "s")
 	waitSettled(t, n, 60*time.Second)
 	checkMirror(t, n, "s", src)
@@ -82,7 +85,9 @@ func TestRestartDuringChanges(t *testing.T) {
 	checkChangeLog(t, n, "s")
 	checkNotFetchedAgain(t, src, s)
 	for _, d := range deadLetters(t, n) {
-		t.Errorf("dead letter: %s", d.Reason)
+		if !later[d.Evidence["uri"]] {
+			t.Errorf("dead letter for %s, which the Source did not change again: %s", d.Evidence["uri"], d.Reason)
+		}
 	}
 }
 
