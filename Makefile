@@ -17,14 +17,16 @@ run: build
 test-deps:
 	@test -x "$(VIADUCT_MINIO)" || { echo "installing MinIO ($(MINIO_MODULE))"; go install $(MINIO_MODULE); }
 
-# test: every test, a short fuzz run of the document reader, and vet.
+# test: vet, every test, and short fuzz runs of the document reader.
 test: test-deps
 	go vet ./...
 	go test -count=1 -timeout 30m ./...
-	go test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime 20s ./resourcesync
+	go test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime 15s ./resourcesync
+	go test -run '^$$' -fuzz '^FuzzScannerMatchesXML$$' -fuzztime 15s ./resourcesync
 
 fuzz:
 	go test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime 5m ./resourcesync
+	go test -run '^$$' -fuzz '^FuzzScannerMatchesXML$$' -fuzztime 5m ./resourcesync
 
 bench:
 	go test -run '^$$' -bench . -benchmem ./...
