@@ -27,6 +27,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.IntVar(&cfg.PartSize, "part-size", 50000, "entries per Resource List before an Index")
 	hashes := fs.String("hashes", "md5,sha-256", "hash algorithms declared, comma-separated")
 	fs.BoolVar(&cfg.NoChangeLists, "no-changelists", false, "offer no Change Lists")
+	withHub := fs.Bool("hub", false, "run a WebSub hub at /hub that pushes every change as a change notification")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -43,6 +44,15 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	srv, err := sim.Listen(*listen, src, log)
 	if err != nil {
 		return err
+	}
+	if *withHub {
+		hub, err := sim.StartHub(ctx, src, sim.HubConfig{}, log)
+		if err != nil {
+			srv.Close()
+			return err
+		}
+		defer hub.Close()
+		log.Info("change notification hub serving", "source", srv.URL, "hub", hub.URL(), "topic", hub.Topic())
 	}
 	log.Info("simulated Source serving", "source", srv.URL, "resources", cfg.Resources, "rate", cfg.Rate,
 		"time_form", cfg.TimeForm, "well_known", srv.URL+sim.PathDescription)
