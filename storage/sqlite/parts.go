@@ -12,14 +12,16 @@ import (
 // SizeHint (fixed + refs*perRef), and takes at most maxEntries of them
 // while the sum stays within budget; the first is taken whatever its
 // size, so that every resource lands in some part. It returns how many it
-// took (0 when none is left) and the URI of the last one.
+// took (0 when none is left) and the URI of the last one. The window has
+// no ORDER BY of its own: its rows come in the subquery's URI order, and
+// sorting them again cost more than the walk.
 func (c *Catalog) CutResources(ctx context.Context, collection, afterURI string, maxEntries int, perRef, budget int64) (entries int, last string, err error) {
 	var lastURI sql.NullString
 	err = c.reader.QueryRowContext(ctx, `SELECT count(*), max(uri) FROM (
 			SELECT uri, row_number() OVER w AS i, sum(n) OVER w AS run FROM (
 				SELECT uri, est + est_refs * ? AS n FROM resources INDEXED BY resources_held
 				WHERE collection = ? AND uri > ? AND deleted = 0 ORDER BY uri LIMIT ?)
-			WINDOW w AS (ORDER BY uri ROWS UNBOUNDED PRECEDING))
+			WINDOW w AS (ROWS UNBOUNDED PRECEDING))
 		WHERE i = 1 OR run <= ?`, perRef, collection, afterURI, maxEntries, budget).Scan(&entries, &lastURI)
 	if err != nil {
 		return 0, "", fmt.Errorf("cut resources of collection %s after %q: %w", collection, afterURI, err)

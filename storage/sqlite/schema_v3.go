@@ -12,14 +12,15 @@ import (
 // schemaV3 adds the packed columns of the streaming reads (see pack.go)
 // and the size bounds of Resource List parts (see SizeHint), with an index
 // of the held resources narrow enough to sum those bounds over a part
-// without touching the rows. fillV3 then packs the rows already there.
+// without touching the rows (deleted is in it only so that SQLite sees
+// it covers the query). fillV3 then packs the rows already there.
 const schemaV3 = `
 ALTER TABLE resources ADD COLUMN copy_pack BLOB;
 ALTER TABLE resources ADD COLUMN up_pack   BLOB;
 ALTER TABLE resources ADD COLUMN est       INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE resources ADD COLUMN est_refs  INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE changes   ADD COLUMN pack      BLOB;
-CREATE INDEX resources_held ON resources (collection, uri, est, est_refs) WHERE deleted = 0;
+CREATE INDEX resources_held ON resources (collection, uri, est, est_refs, deleted) WHERE deleted = 0;
 `
 
 // fillPage is how many rows fillV3 reads at a time.
