@@ -23,14 +23,27 @@ import (
 // harvesting A, and checks after A and B have caught up, and again after
 // creations, updates and deletions at the Source, that B is a faithful
 // copy of the origin: its entries point at the origin with the origin's
-// facts, its times are its own, its provenance runs origin -> A -> B and
-// its bytes are the origin's.
+// facts, its times are its own, its provenance runs origin -> A -> B, the
+// bytes it holds and serves are the origin's, and every document A and B
+// serve is valid.
+//
+// The origin writes each time form in turn; B follows A through A's Source
+// Description in one and A's Capability List in the other, and A's
+// Resource List is an index in the second.
 func TestChain(t *testing.T) {
-	src := startSource(t, sim.Config{Resources: 200, Seed: 5, MinSize: 16, MaxSize: 1024})
+	t.Run("1.1", func(t *testing.T) { testChain(t, sim.Form11, "/.well-known/resourcesync", 0) })
+	t.Run("1.0", func(t *testing.T) { testChain(t, sim.Form10, "/s/capabilitylist.xml", 60) })
+}
+
+func testChain(t *testing.T, form, path string, maxEntries int) {
+	src := startSource(t, sim.Config{Resources: 200, Seed: 5, MinSize: 16, MaxSize: 1024, TimeForm: form})
 	acfg := testConfig(t.TempDir(), sourceConfig("s", src))
 	acfg.Republish.ChangeListPeriod = time.Second
+	acfg.Republish.MaxEntries = maxEntries
 	a := startNode(t, acfg, nil)
-	bcfg := testConfig(t.TempDir(), nodeSource("a", a))
+	up := nodeSource("a", a)
+	up.URL = a.URL() + path
+	bcfg := testConfig(t.TempDir(), up)
 	bcfg.Republish.ChangeListPeriod = time.Second
 	b := startNode(t, bcfg, nil)
 	ch := chain{src: src, a: a, b: b, aColl: "s", bColl: "a"}
@@ -45,6 +58,7 @@ func TestChain(t *testing.T) {
 	src.Mutate(10)
 	ch.catchUp(t)
 	ch.check(t)
+	validateServed(t, a.URL())
 	validateServed(t, b.URL())
 	if dl := deadLetters(t, b); len(dl) != 0 {
 		t.Fatalf("B has %d dead letters, first: %s %v", len(dl), dl[0].Reason, dl[0].Evidence)
@@ -140,6 +154,9 @@ func checkChainEntry(t *testing.T, c chain, origin facts, uri string, it sim.Ite
 		t.Errorf("B's via link of %s says hash %s, the origin says %s", be.Loc, v.Hash, oe.MD.Hash)
 	case v.Length == nil || *v.Length != *oe.MD.Length:
 		t.Errorf("B's via link of %s says length %v, the origin says %d", be.Loc, v.Length, *oe.MD.Length)
+	}
+	if body := getBody(t, be.Loc); int64(len(body)) != it.Length || hexSHA256(body) != it.SHA256 {
+		t.Errorf("B serves %s as %d bytes hashing to %s, the origin says %d, %s", be.Loc, len(body), hexSHA256(body), it.Length, it.SHA256)
 	}
 	if be.LastMod.Before(ae.LastMod) || origin.times[be.LastMod.UnixNano()] {
 		t.Errorf("B's lastmod of %s is %v, A's %v, the origin's %v: B's must be its own and not earlier than A's", uri, be.LastMod, ae.LastMod, oe.LastMod)
@@ -341,4 +358,9 @@ func sameHashes(a, b resourcesync.Hashes) bool {
 		}
 	}
 	return true
+}
+
+func hexSHA256(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }

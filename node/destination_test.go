@@ -16,9 +16,11 @@ import (
 // an earlier Resource List. A harvests a Source; B1 takes a baseline from A
 // early and from then on only follows A's Change Lists while the Source
 // changes over several periods (some changes reaching B1 one pass at a
-// time, some several passes of A at once); B2 takes its baseline from A at
-// the end. B1 and B2 must hold the same resources with the same bytes, and
-// both must equal the Source.
+// time, some several passes of A at once, some while A is still copying
+// them); B2 takes its baseline from A at the end, and B3 in the middle,
+// while A is still copying a pass's changes, then follows Change Lists.
+// All three must hold the same resources with the same bytes, equal to
+// the Source's.
 func TestDestinationsAgree(t *testing.T) {
 	src := startSource(t, sim.Config{Resources: 150, Seed: 23, MinSize: 16, MaxSize: 768})
 	acfg := testConfig(t.TempDir(), sourceConfig("s", src))
@@ -34,21 +36,50 @@ func TestDestinationsAgree(t *testing.T) {
 		t.Fatalf("B1's first pass did not read A's Resource List")
 	}
 
-	for round := range 4 {
+	var b3 *Node
+	for round := range 6 {
 		nextPeriod(t, time.Second)
 		src.Create(10)
 		src.Update(15)
 		src.Delete(8)
 		src.Mutate(5)
-		syncSettle(t, a, "s")
-		if round%2 == 1 {
-			continue // B1 will read two rounds of A's changes at once
+		switch round % 3 {
+		case 0:
+			syncSettle(t, a, "s")
+			syncSettle(t, b1, "a")
+		case 1:
+			// B1 will read two rounds of A's changes at once.
+			syncSettle(t, a, "s")
+		case 2:
+			// B1 reads A while A's workers are still copying what A's
+			// pass queued, so A's lists grow under B1. The first time,
+			// the Source answers slowly and B3 takes its baseline from A
+			// meanwhile.
+			first := b3 == nil
+			if first {
+				if err := src.SetFault("/res/*", sim.Fault{Delay: 200 * time.Millisecond}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			mustSync(t, a, "s")
+			if first {
+				b3 = startNode(t, testConfig(t.TempDir(), changesOnly(nodeSource("a", a))), nil)
+				if settled(t, a) {
+					t.Logf("A settled before B3's baseline began: B3 does not see A mid-change")
+				}
+				reads := resourceListRequests(t, a)
+				syncSettle(t, b3, "a")
+				baselines += resourceListRequests(t, a) - reads
+				src.ClearFaults()
+			}
+			syncSettle(t, b1, "a")
 		}
-		syncSettle(t, b1, "a")
 	}
+	waitSettled(t, a, 30*time.Second)
 	syncSettle(t, b1, "a")
+	syncSettle(t, b3, "a")
 	if got := resourceListRequests(t, a); got != baselines {
-		t.Fatalf("B1 read A's Resource List again (%v requests, %v before): the test needs it to follow Change Lists only", got, baselines)
+		t.Fatalf("A's Resource List was read %v times, %v by B1's and B3's baselines: the test needs them to follow Change Lists only after", got, baselines)
 	}
 
 	b2 := startNode(t, testConfig(t.TempDir(), nodeSource("a", a)), nil)
@@ -57,21 +88,23 @@ func TestDestinationsAgree(t *testing.T) {
 	snap := src.Snapshot()
 	fromChanges := heldByOrigin(t, b1, "a", snap)
 	fromList := heldByOrigin(t, b2, "a", snap)
+	fromMidFlight := heldByOrigin(t, b3, "a", snap)
 	for uri, it := range snap {
-		c, l := fromChanges[uri], fromList[uri]
-		if c != l {
-			t.Errorf("%s: from Change Lists %+v, from the Resource List %+v", uri, c, l)
+		c, l, m := fromChanges[uri], fromList[uri], fromMidFlight[uri]
+		if c != l || m != l {
+			t.Errorf("%s: from Change Lists %+v, from the Resource List %+v, from a baseline taken mid-change %+v", uri, c, l, m)
 		}
 		want := held{}
 		if !it.Deleted {
 			want = held{SHA256: it.SHA256, Length: it.Length}
 		}
-		if c != want {
-			t.Errorf("%s: Destinations hold %+v, the Source %+v", uri, c, want)
+		if l != want {
+			t.Errorf("%s: Destinations hold %+v, the Source %+v", uri, l, want)
 		}
 	}
-	checkBytes(t, b1, "a", src)
-	checkBytes(t, b2, "a", src)
+	for _, n := range []*Node{b1, b2, b3} {
+		checkBytes(t, n, "a", src)
+	}
 }
 
 // changesOnly is sc with no baseline but the first: later passes follow
