@@ -88,7 +88,7 @@ func (f *dumpFixture) reopen(t *testing.T) {
 	f.dumps = d
 }
 
-func (f *dumpFixture) putBlob(t *testing.T, data []byte) string {
+func (f *dumpFixture) putBlob(t testing.TB, data []byte) string {
 	t.Helper()
 	ctx := context.Background()
 	w, err := f.store.Create(ctx)
