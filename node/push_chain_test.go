@@ -1,0 +1,184 @@
+package node
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/viaduct-mirror/viaduct/resourcesync"
+	"github.com/viaduct-mirror/viaduct/sim"
+	"github.com/viaduct-mirror/viaduct/storage/sqlite"
+)
+
+// TestPushChain follows changes pushed all the way down: the simulated
+// Source's hub notifies node A; A's own hub notifies a Destination
+// subscribed to A's topic and node B, which harvests A and subscribed to
+// A's hub through the channel A's Capability List advertises. With both
+// nodes' polls and push schedules an hour away, B's copy reaches the
+// Source's state by notifications alone: after setup B reads none of A's
+// Capability Lists or Change Lists. The Destination is told of every
+// change A lists, once, each with a via link to the origin carrying the
+// origin's hash.
+func TestPushChain(t *testing.T) {
+	src, hub := startPushSource(t, sim.Config{Resources: 150, Seed: 31, MinSize: 16, MaxSize: 512})
+	var aLogs, bLogs logBuffer
+	acfg := pushConfig(t, src, 0)
+	acfg.Republish.Notify.AllowLoopbackCallbacks = true
+	acfg.Republish.Notify.Window = 20 * time.Millisecond
+	a := startNode(t, acfg, aLogs.logger())
+	topic, aHub := a.URL()+"/s/notifications", a.URL()+"/hub"
+	d := startDownstream(t)
+	d.subscribe(t, aHub, topic)
+	subscribed(t, a, src, hub, &aLogs)
+
+	bcfg := testConfig(t.TempDir(), nodeSource("a", a))
+	bcfg.Harvest.PushSchedule = "@every 1h"
+	b := startNode(t, bcfg, bLogs.logger())
+	mustSync(t, b, "a")
+	waitFor(t, 10*time.Second, "A's hub to verify B's subscription", func() bool {
+		for _, s := range a.note.hub.Subscriptions() {
+			if strings.HasPrefix(s.Callback, b.URL()+PathCallbacks) && s.Topic == topic {
+				return true
+			}
+		}
+		return false
+	})
+	src.Update(1)
+	waitFor(t, 10*time.Second, "B's catch-up after its first notification", func() bool {
+		return len(bLogs.records(map[string]string{"msg": "caught up from the Change List", "reason": "first"})) == 1
+	})
+	waitFor(t, 30*time.Second, "B's copy to match the Source", func() bool { return chainMirrors(t, b, "a", src) })
+
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, r := range bLogs.records(map[string]string{"msg": "notification"}) {
+				t.Log("B:", r)
+			}
+		}
+	})
+	src.ResetRequests()
+	polls := listRequests(t, a)
+	bPasses := len(bLogs.records(map[string]string{"msg": "caught up from the Change List"}))
+	for range 15 {
+		before := hub.Made()
+		src.Mutate(8)
+		waitFor(t, 5*time.Second, "a notification from the Source", func() bool { return hub.Made() > before })
+	}
+	src.Create(10)
+	src.Delete(5)
+	waitFor(t, 30*time.Second, "B's copy to match the Source", func() bool { return chainMirrors(t, b, "a", src) })
+	if got := listRequests(t, a) - polls; got != 0 {
+		t.Fatalf("B read A's Capability List or Change Lists %d times after setup: B did not converge by push alone", got)
+	}
+	if got := len(bLogs.records(map[string]string{"msg": "caught up from the Change List"})) - bPasses; got != 0 {
+		t.Fatalf("B caught up from A's Change List %d times after setup", got)
+	}
+	if r := listReads(src); r != 0 {
+		t.Fatalf("A read the Source's Capability List or Change Lists %d times: A did not follow by push alone", r)
+	}
+
+	waitSettled(t, a, 30*time.Second)
+	listed := changeListKeys(t, a.URL(), "s")
+	waitFor(t, 20*time.Second, "every change of A to reach the Destination", func() bool { return countEntries(d.notifications()) >= len(listed) })
+	got := d.notifications()
+	checkNotifications(t, got, listed, src.URL)
+	checkOriginHashes(t, got, src)
+	ch := chain{src: src, a: a, b: b, aColl: "s", bColl: "a"}
+	ch.check(t)
+}
+
+// chainMirrors reports whether n's collection coll, harvested from
+// another node, holds exactly the Source's live resources with the
+// Source's bytes, matched by origin URI.
+func chainMirrors(t testing.TB, n *Node, coll string, src *sim.Server) bool {
+	t.Helper()
+	if !settled(t, n) {
+		return false
+	}
+	snap := src.Snapshot()
+	held, ok := 0, true
+	err := n.Catalog().Resources(context.Background(), coll, "", 0, func(r *sqlite.Resource) error {
+		if r.Deleted {
+			return nil
+		}
+		held++
+		it, in := snap[r.Origin]
+		if !in || it.Deleted || it.SHA256 != r.SHA256 || it.Length != r.Length {
+			ok = false
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("walking %s: %v", coll, err)
+	}
+	return ok && held == src.Len()
+}
+
+// checkOriginHashes checks that every notified change's via link carries
+// the origin's hash and length, equal to the copy's, and that the last
+// change notified of each origin URI is the origin's present state.
+func checkOriginHashes(t testing.TB, got []received, src *sim.Server) {
+	t.Helper()
+	last := map[string]*resourcesync.Entry{}
+	for _, r := range got {
+		for _, e := range r.entries {
+			via := e.Link("via")
+			if via == nil {
+				t.Fatalf("notified change of %s has no via link", e.Loc)
+			}
+			last[via.Href] = e
+			if e.MD.Change == resourcesync.Deleted {
+				continue
+			}
+			if h := via.Hash.Get(resourcesync.SHA256); h == "" || h != e.MD.Hash.Get(resourcesync.SHA256) || via.Length == nil || *via.Length != *e.MD.Length {
+				t.Errorf("notified change of %s: via %s %v, copy %s %v: want the origin's hash and length, equal to the copy's", e.Loc, via.Hash, via.Length, e.MD.Hash, *e.MD.Length)
+			}
+		}
+	}
+	for uri, it := range src.Snapshot() {
+		e, ok := last[uri]
+		if !ok {
+			continue // not changed since the Destination subscribed
+		}
+		if deleted := e.MD.Change == resourcesync.Deleted; deleted != it.Deleted {
+			t.Errorf("last notified change of %s is %s, the origin has deleted=%v", uri, e.MD.Change, it.Deleted)
+		} else if !deleted && e.Link("via").Hash.Get(resourcesync.SHA256) != it.SHA256 {
+			t.Errorf("last notified change of %s says origin hash %s, the origin has %s", uri, e.Link("via").Hash, it.SHA256)
+		}
+	}
+}
+
+// listRequests is how many times n has served a Capability List, Change
+// List or Change List Index, from its own metrics: what a poll reads.
+func listRequests(t testing.TB, n *Node) int {
+	t.Helper()
+	resp, err := http.Get(n.URL() + "/metrics")
+	if err != nil {
+		t.Fatalf("metrics: %v", err)
+	}
+	defer resp.Body.Close()
+	total := 0
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		l := sc.Text()
+		if !strings.HasPrefix(l, "viaduct_republish_requests_total{") {
+			continue
+		}
+		if !strings.Contains(l, `doc="capabilitylist"`) && !strings.Contains(l, `doc="changelist`) {
+			continue
+		}
+		v, err := strconv.ParseFloat(l[strings.LastIndexByte(l, ' ')+1:], 64)
+		if err != nil {
+			t.Fatalf("metrics line %q: %v", l, err)
+		}
+		total += int(v)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("metrics: %v", err)
+	}
+	return total
+}
