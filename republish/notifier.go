@@ -124,14 +124,26 @@ func (n *Notifier) flush(ctx context.Context, c string) error {
 			return err
 		}
 		topic := n.s.TopicURL(c)
-		if err := n.pub.Publish(ctx, topic, note.payload); err != nil {
+		// Once a payload is handed to the hub, its cursor must be saved
+		// too, or a restart would publish the interval again after the hub
+		// has delivered and forgotten it: neither step is cut short by a
+		// shutdown, only bounded in time.
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		err = n.pub.Publish(wctx, topic, note.payload)
+		if err != nil {
+			cancel()
 			return fmt.Errorf("collection %s: publishing the notification of (%s, %s]: %w", c, note.from.Format(time.RFC3339Nano), until.Format(time.RFC3339Nano), err)
 		}
 		n.log.Debug("notifier: published", "collection", c, "from", note.from, "until", until, "entries", note.entries, "bytes", len(note.payload))
 		n.s.m.entries.WithLabelValues("notification").Add(float64(note.entries))
 		cur = cursor{Until: until}
-		if err := n.save(ctx, c, cur); err != nil {
+		err = n.save(wctx, c, cur)
+		cancel()
+		if err != nil {
 			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
 	}
 }
