@@ -15,6 +15,7 @@ type metrics struct {
 	errors      *prometheus.CounterVec // source, kind
 	lastSuccess *prometheus.GaugeVec   // source
 	cursorLag   *prometheus.GaugeVec   // source
+	notify      *notifyMetrics
 }
 
 // Error kinds counted in viaduct_harvester_errors_total.
@@ -48,6 +49,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 				return nil, err
 			}
 		}
+	}
+	var err error
+	if m.notify, err = newNotifyMetrics(reg); err != nil {
+		return nil, err
 	}
 	return m, nil
 }
