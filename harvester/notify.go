@@ -105,7 +105,7 @@ func (h *Harvester) StartPush(ctx context.Context, callbackBase string, opts web
 }
 
 // ServeHTTP is every subscription's callback.
-func (p *Push) ServeHTTP(w http.ResponseWriter, r *http.Request) { p.sub.ServeHTTP(w, r) }
+func (p *Push) ServeHTTP(w http.ResponseWriter, r *http.Request) { p.serveCounted(w, r) }
 
 // Close stops catch-ups and renewals. Subscriptions are kept, to be
 // renewed by the next StartPush.
@@ -245,6 +245,7 @@ func (p *Push) runCatchUp(ctx context.Context, name string, c catchUp) {
 	}
 	after, _ := p.h.deps.Cursors.Cursor(ctx, name, curChanges)
 	p.log.Info("caught up from the Change List", "source", name, "topic", c.topic, "reason", c.reason, "from", before, "to", after)
+	p.h.m.notify.catchUps.WithLabelValues(name, c.reason).Inc()
 }
 
 // errNoSource answers a notification whose subscription no Source owns.
