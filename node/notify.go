@@ -31,9 +31,19 @@ func startNotify(ctx context.Context, n *Node, repub *republish.Server) (*notify
 		return r, nil
 	}
 	log := n.log.With("role", "notify")
+	var subscribers func() int
+	var queued func(context.Context) (uint64, error)
+	if cfg.ExternalHub == "" {
+		subscribers = func() int { return len(r.hub.Subscriptions()) }
+		queued = func(ctx context.Context) (uint64, error) { return streamDepth(ctx, n.q, queue.StreamHubOut) }
+	}
+	nm, err := republish.NewNotifyMetrics(n.reg, subscribers, queued)
+	if err != nil {
+		return nil, fmt.Errorf("registering notification metrics: %w", err)
+	}
 	var pub websub.Publisher
 	if cfg.ExternalHub != "" {
-		pub = &websub.ExternalHub{URL: cfg.ExternalHub, Client: hubClient(cfg.AllowLoopbackCallbacks)}
+		pub = &websub.ExternalHub{URL: cfg.ExternalHub, Client: nm.Client(hubClient(cfg.AllowLoopbackCallbacks))}
 	} else {
 		outbox, err := n.q.HubOutbox(ctx, queue.HubOutboxConfig{MaxPerSubscriber: cfg.MaxQueued, MaxBytes: cfg.QueueMaxBytes})
 		if err != nil {
@@ -48,7 +58,7 @@ func startNotify(ctx context.Context, n *Node, repub *republish.Server) (*notify
 		r.hub, err = websub.NewHub(ctx, hcfg, websub.HubOptions{
 			Store:  republish.NewSubscriptionStore(n.cat),
 			Outbox: outbox,
-			Client: hubClient(cfg.AllowLoopbackCallbacks),
+			Client: nm.Client(hubClient(cfg.AllowLoopbackCallbacks)),
 			Policy: policy,
 			Logger: log,
 		})
@@ -60,7 +70,7 @@ func startNotify(ctx context.Context, n *Node, repub *republish.Server) (*notify
 		}
 		pub = r.hub
 	}
-	nf, err := republish.NewNotifier(repub, n.cat, pub, log)
+	nf, err := republish.NewNotifier(repub, n.cat, nm.Publisher(repub, pub), log)
 	if err != nil {
 		r.close()
 		return nil, err
@@ -113,3 +123,16 @@ func hubClient(allowLocal bool) *http.Client {
 }
 
 var errNotPublic = errors.New("address is not public")
+
+// streamDepth is how many messages a stream holds now.
+func streamDepth(ctx context.Context, q *queue.Queue, stream string) (uint64, error) {
+	s, err := q.JetStream().Stream(ctx, stream)
+	if err != nil {
+		return 0, err
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return info.State.Msgs, nil
+}
