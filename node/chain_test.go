@@ -46,7 +46,7 @@ func testChain(t *testing.T, form, path string, maxEntries int) {
 	bcfg := testConfig(t.TempDir(), up)
 	bcfg.Republish.ChangeListPeriod = time.Second
 	b := startNode(t, bcfg, nil)
-	ch := chain{src: src, a: a, b: b, aColl: "s", bColl: "a"}
+	ch := chain{src: src, a: a, b: b, aColl: "s", bColl: "a", period: time.Second}
 
 	ch.catchUp(t)
 	ch.check(t)
@@ -78,6 +78,8 @@ type chain struct {
 	src          *sim.Server
 	a, b         *Node
 	aColl, bColl string
+	// period is B's Change List period.
+	period time.Duration
 }
 
 // catchUp makes A and then B harvest and settle.
@@ -211,10 +213,11 @@ func (c chain) served(t testing.TB, n *Node, coll string) list {
 	return l
 }
 
-// checkChangeLists checks B's Change Lists: their intervals and change
-// times are B's, not the origin's, and begin no earlier than A's; every
-// change points at the origin; the last change B lists for each origin
-// URI is no earlier than A's and agrees with the origin's state.
+// checkChangeLists checks B's Change Lists: their intervals are B's
+// periods and begin no earlier than A's, their change times are B's, not
+// the origin's; every change points at the origin; the last change B
+// lists for each origin URI is no earlier than A's and agrees with the
+// origin's state.
 func (c chain) checkChangeLists(t *testing.T, origin facts) {
 	t.Helper()
 	aLists := changeLists(t, c.a.URL()+"/"+c.aColl+"/changelist.xml")
@@ -226,14 +229,23 @@ func (c chain) checkChangeLists(t *testing.T, origin facts) {
 		t.Errorf("B's first Change List is from %v, before A's %v", bLists[0].Header.MD.From, aLists[0].Header.MD.From)
 	}
 	aLast, bLast := lastChanges(aLists), lastChanges(bLists)
-	for _, l := range bLists {
+	for i, l := range bLists {
 		md := l.Header.MD
-		if origin.times[md.From.UnixNano()] || (!md.Until.IsZero() && origin.times[md.Until.UnixNano()]) {
-			t.Errorf("B's Change List %s covers [%v, %v), an interval of the origin's times", l.URI, md.From, md.Until)
+		// B's intervals are periods of B's own grid, consecutive, and
+		// hold B's change times. (The origin writes some times in whole
+		// seconds, so a period boundary may coincide with one of them.)
+		if !md.From.Equal(md.From.Truncate(c.period)) || (!md.Until.IsZero() && !md.Until.Equal(md.From.Add(c.period))) {
+			t.Errorf("B's Change List %s covers [%v, %v), not one of its periods of %v", l.URI, md.From, md.Until, c.period)
+		}
+		if i > 0 && !md.From.Equal(bLists[i-1].Header.MD.Until) {
+			t.Errorf("B's Change List %s is from %v, the one before it until %v", l.URI, md.From, bLists[i-1].Header.MD.Until)
 		}
 		for _, e := range l.Entries {
 			if origin.times[e.MD.DateTime.UnixNano()] {
 				t.Errorf("B's Change List %s has a change at %v, an origin time", l.URI, e.MD.DateTime)
+			}
+			if e.MD.DateTime.Before(md.From) || (!md.Until.IsZero() && !e.MD.DateTime.Before(md.Until)) {
+				t.Errorf("B's Change List %s covers [%v, %v) and lists a change at %v", l.URI, md.From, md.Until, e.MD.DateTime)
 			}
 			if v := e.Link("via"); v == nil || !strings.HasPrefix(v.Href, c.src.URL+"/") {
 				t.Errorf("B's change of %s does not point at the origin: %+v", e.Loc, e.Links)
