@@ -118,7 +118,12 @@ func Start(ctx context.Context, cfg Config, opts Options) (n *Node, err error) {
 		return n, err
 	}
 	mux.Handle("/", repub.Handler())
-	n.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	n.http = &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return runCtx },
+	}
 	n.spawn("http", func() error {
 		if err := n.http.Serve(n.ln); !errors.Is(err, http.ErrServerClosed) {
 			return err
@@ -169,19 +174,22 @@ func (n *Node) Close() error {
 		close(n.closed)
 	}
 	var errs []error
+	// Roles stop first: their context also ends the requests in flight
+	// (an admin pass, a long download), so the HTTP server's shutdown
+	// waits only for what is quick to finish.
+	if n.cancel != nil {
+		n.cancel()
+	}
+	if n.roles != nil {
+		errs = append(errs, n.roles.close())
+	}
+	errs = append(errs, n.note.close())
 	if n.http != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		errs = append(errs, n.http.Shutdown(ctx))
 		cancel()
 	} else if n.ln != nil {
 		n.ln.Close()
-	}
-	if n.roles != nil {
-		errs = append(errs, n.roles.close())
-	}
-	errs = append(errs, n.note.close())
-	if n.cancel != nil {
-		n.cancel()
 	}
 	n.wg.Wait()
 	if n.cat != nil {
