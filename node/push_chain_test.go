@@ -22,7 +22,7 @@ import (
 // Source's state by notifications alone: after setup B reads none of A's
 // Capability Lists or Change Lists. The Destination is told of every
 // change A lists, once, each with a via link to the origin carrying the
-// origin's hash.
+// origin's hash. The metrics of both sides count what happened.
 func TestPushChain(t *testing.T) {
 	src, hub := startPushSource(t, sim.Config{Resources: 150, Seed: 31, MinSize: 16, MaxSize: 512})
 	var aLogs, bLogs logBuffer
@@ -89,6 +89,7 @@ func TestPushChain(t *testing.T) {
 	checkOriginHashes(t, got, src)
 	ch := chain{src: src, a: a, b: b, aColl: "s", bColl: "a"}
 	ch.check(t)
+	checkPushMetrics(t, a, b, d)
 }
 
 // chainMirrors reports whether n's collection coll, harvested from
@@ -156,29 +157,94 @@ func checkOriginHashes(t testing.TB, got []received, src *sim.Server) {
 // List or Change List Index, from its own metrics: what a poll reads.
 func listRequests(t testing.TB, n *Node) int {
 	t.Helper()
+	return int(metric(t, n, "viaduct_republish_requests_total", `doc="capabilitylist"`) +
+		metric(t, n, "viaduct_republish_requests_total", `doc="changelist`))
+}
+
+// metric scrapes n's /metrics and sums the samples of name whose labels
+// contain every one of labels; -1 when there is none.
+func metric(t testing.TB, n *Node, name string, labels ...string) float64 {
+	t.Helper()
 	resp, err := http.Get(n.URL() + "/metrics")
 	if err != nil {
 		t.Fatalf("metrics: %v", err)
 	}
 	defer resp.Body.Close()
-	total := 0
+	total, found := 0.0, false
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
 		l := sc.Text()
-		if !strings.HasPrefix(l, "viaduct_republish_requests_total{") {
+		if !strings.HasPrefix(l, name+"{") && !strings.HasPrefix(l, name+" ") {
 			continue
 		}
-		if !strings.Contains(l, `doc="capabilitylist"`) && !strings.Contains(l, `doc="changelist`) {
+		sp := strings.LastIndexByte(l, ' ')
+		match := true
+		for _, lb := range labels {
+			match = match && strings.Contains(l[:sp], lb)
+		}
+		if !match {
 			continue
 		}
-		v, err := strconv.ParseFloat(l[strings.LastIndexByte(l, ' ')+1:], 64)
+		v, err := strconv.ParseFloat(l[sp+1:], 64)
 		if err != nil {
 			t.Fatalf("metrics line %q: %v", l, err)
 		}
-		total += int(v)
+		total, found = total+v, true
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatalf("metrics: %v", err)
 	}
+	if !found {
+		return -1
+	}
 	return total
+}
+
+// checkPushMetrics checks what A and B report of the notifications they
+// took and sent, and that a forged notification B refuses is counted
+// with its reason.
+func checkPushMetrics(t *testing.T, a, b *Node, d *downstream) {
+	t.Helper()
+	waitFor(t, 10*time.Second, "A's delivery queues to empty", func() bool { return metric(t, a, "viaduct_notify_queued") == 0 })
+	notes := float64(len(d.notifications()))
+	if got := metric(t, a, "viaduct_harvester_notifications_received_total", `source="s"`); got < 15 {
+		t.Errorf("A counts %v notifications received from the Source, want at least 15", got)
+	}
+	if got := metric(t, a, "viaduct_harvester_notification_catchups_total", `source="s"`, `reason="first"`); got != 1 {
+		t.Errorf("A counts %v catch-ups after a first notification, want 1", got)
+	}
+	bGot := metric(t, b, "viaduct_harvester_notifications_received_total", `source="a"`)
+	if bGot < 15 {
+		t.Errorf("B counts %v notifications received from A, want at least 15", bGot)
+	}
+	if got := metric(t, a, "viaduct_notify_payloads_published_total", `collection="s"`); got < notes {
+		t.Errorf("A counts %v payloads published, the Destination took %v", got, notes)
+	}
+	if got := metric(t, a, "viaduct_notify_deliveries_total", `result="ok"`); got != notes+bGot {
+		t.Errorf("A counts %v deliveries taken, the Destination took %v and B %v", got, notes, bGot)
+	}
+	if got := metric(t, a, "viaduct_notify_deliveries_total", `result="failed"`); got > 0 {
+		t.Errorf("A counts %v failed deliveries, want none", got)
+	}
+	if got := metric(t, a, "viaduct_notify_subscribers"); got != 2 {
+		t.Errorf("A counts %v subscribers, want 2", got)
+	}
+
+	var cb string
+	for _, s := range a.note.hub.Subscriptions() {
+		if strings.HasPrefix(s.Callback, b.URL()) {
+			cb = s.Callback
+		}
+	}
+	resp, err := http.Post(cb, "application/xml", strings.NewReader("<urlset/>"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("an unsigned notification to B was answered %s, want 403", resp.Status)
+	}
+	if got := metric(t, b, "viaduct_harvester_notifications_rejected_total", `source="a"`, `reason="signature"`); got != 1 {
+		t.Errorf("B counts %v notifications rejected for their signature, want 1", got)
+	}
 }
