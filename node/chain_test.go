@@ -6,7 +6,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -375,4 +378,120 @@ func sameHashes(a, b resourcesync.Hashes) bool {
 func hexSHA256(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
+}
+
+// TestChainOddURIs carries resources whose origin URIs have escaped
+// spaces, query strings, non-ASCII bytes, an escaped slash and a trailing
+// slash through A (whose Resource List is an index, so the URIs also
+// bound its parts) to B, and checks that B holds and serves each with the
+// origin's bytes and points back at the origin URI exactly as written.
+func TestChainOddURIs(t *testing.T) {
+	paths := []string{"/a%20b.pdf", "/doc?x=1&y=2", "/%C3%BCber.txt", "/p%2Fq", "/dir/", "/plus+sign;v=1", "/doc?x=1&y=3"}
+	src := startStaticSource(t, paths)
+	yes := true
+	acfg := testConfig(t.TempDir(), harvester.SourceConfig{Name: "s", URL: src.url, Schedule: "@every 1h", AllowLoopback: &yes})
+	acfg.Republish.MaxEntries = 2
+	a := startNode(t, acfg, nil)
+	b := startNode(t, testConfig(t.TempDir(), nodeSource("a", a)), nil)
+	syncSettle(t, a, "s")
+	syncSettle(t, b, "a")
+
+	_, entries := resourceList(t, b.URL()+"/a/resourcelist.xml")
+	if len(entries) != len(paths) {
+		t.Errorf("B lists %d resources, the origin %d", len(entries), len(paths))
+	}
+	for _, e := range entries {
+		via := e.Link("via")
+		if via == nil {
+			t.Fatalf("B lists %s without a via link", e.Loc)
+		}
+		body, ok := src.bodies[via.Href]
+		if !ok {
+			t.Errorf("B's via link of %s points at %s, which the origin does not have", e.Loc, via.Href)
+			continue
+		}
+		if got := getBody(t, e.Loc); string(got) != body {
+			t.Errorf("B serves %s (origin %s) as %q, the origin has %q", e.Loc, via.Href, got, body)
+		}
+		if via.Hash.Get(resourcesync.SHA256) != hexSHA256([]byte(body)) {
+			t.Errorf("B's via link of %s says %s", e.Loc, via.Hash)
+		}
+	}
+	for uri := range src.bodies {
+		r, err := b.Catalog().ResourceByOrigin(context.Background(), "a", uri)
+		if err != nil || r.Deleted {
+			t.Errorf("B does not hold %s: %v", uri, err)
+		}
+	}
+	validateServed(t, a.URL())
+	validateServed(t, b.URL())
+}
+
+// staticSource is an origin whose resources have the given paths and
+// never change: a Source Description, a Capability List, a Resource List
+// and the bitstreams.
+type staticSource struct {
+	url    string
+	bodies map[string]string // by URI
+}
+
+func startStaticSource(t testing.TB, paths []string) *staticSource {
+	t.Helper()
+	s := &staticSource{bodies: map[string]string{}}
+	byPath := map[string]string{}
+	modified := time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC)
+	mux := http.NewServeMux()
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	s.url = srv.URL + "/.well-known/resourcesync"
+	for i, p := range paths {
+		byPath[p] = fmt.Sprintf("resource %d at %s\n", i, p)
+		s.bodies[srv.URL+p] = byPath[p]
+	}
+	doc := func(w http.ResponseWriter, h *resourcesync.Header, entries ...resourcesync.Entry) {
+		w.Header().Set("Content-Type", "application/xml")
+		wr, err := resourcesync.NewWriter(w, h)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		for i := range entries {
+			if err := wr.Write(&entries[i]); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+		if err := wr.Close(); err != nil {
+			t.Error(err)
+		}
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.RequestURI() {
+		case "/.well-known/resourcesync":
+			doc(w, &resourcesync.Header{MD: resourcesync.MD{Capability: resourcesync.CapDescription}},
+				resourcesync.Entry{Loc: srv.URL + "/capabilitylist.xml", MD: &resourcesync.MD{Capability: resourcesync.CapCapabilityList}})
+		case "/capabilitylist.xml":
+			doc(w, &resourcesync.Header{MD: resourcesync.MD{Capability: resourcesync.CapCapabilityList},
+				Links: []resourcesync.Link{{Rel: "up", Href: srv.URL + "/.well-known/resourcesync"}}},
+				resourcesync.Entry{Loc: srv.URL + "/resourcelist.xml", MD: &resourcesync.MD{Capability: resourcesync.CapResourceList}})
+		case "/resourcelist.xml":
+			var entries []resourcesync.Entry
+			for _, p := range paths {
+				n := int64(len(byPath[p]))
+				entries = append(entries, resourcesync.Entry{Loc: srv.URL + p, LastMod: modified, MD: &resourcesync.MD{
+					Hash: resourcesync.Hashes{{Alg: resourcesync.SHA256, Value: hexSHA256([]byte(byPath[p]))}}, Length: &n, Type: "text/plain"}})
+			}
+			doc(w, &resourcesync.Header{MD: resourcesync.MD{Capability: resourcesync.CapResourceList, At: modified.Add(time.Hour)},
+				Links: []resourcesync.Link{{Rel: "up", Href: srv.URL + "/capabilitylist.xml"}}}, entries...)
+		default:
+			body, ok := byPath[r.URL.RequestURI()]
+			if !ok {
+				http.NotFound(w, r)
+				return
+			}
+			w.Header().Set("Content-Type", "text/plain")
+			io.WriteString(w, body)
+		}
+	})
+	return s
 }
