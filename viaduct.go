@@ -25,6 +25,13 @@ type Change struct {
 	// Time is the Source's time of the change: rs:md datetime (1.1) or
 	// lastmod (1.0); for a baseline, the resource's lastmod or the list's at.
 	Time time.Time `json:"time"`
+	// Listed, for a change read from a baseline (a Resource List or
+	// Dump), is that document's at: the Source's time at which the
+	// resource was as listed. The catalog orders the statements about a
+	// resource by the later of Time and Listed, so a resource listed again
+	// after a deletion comes back even when its lastmod is older than the
+	// deletion. Zero for any other change.
+	Listed time.Time `json:"listed,omitzero"`
 	// Modified is the resource's lastmod at the Source, if stated.
 	Modified time.Time           `json:"modified,omitzero"`
 	Hash     resourcesync.Hashes `json:"hash,omitempty"`
