@@ -15,8 +15,10 @@ import (
 // within one process. Several processes may share a directory only if none
 // is started while another is writing, since start-up removes temporaries.
 type Store struct {
-	root string
-	tmp  string
+	root   string
+	tmp    string
+	dirs   *dirSyncer
+	fanOut *fanOut
 }
 
 var (
@@ -34,7 +36,7 @@ func New(root string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("blob directory %q: %w", root, err)
 	}
-	s := &Store{root: root, tmp: filepath.Join(root, "tmp")}
+	s := &Store{root: root, tmp: filepath.Join(root, "tmp"), dirs: newDirSyncer(), fanOut: &fanOut{}}
 	if err := os.RemoveAll(s.tmp); err != nil {
 		return nil, fmt.Errorf("blob directory %s: removing leftover temporaries: %w", root, err)
 	}
@@ -110,6 +112,21 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 	if err := syncDir(filepath.Dir(p)); err != nil {
 		return fmt.Errorf("deleting blob %s: %w", key, err)
 	}
+	return nil
+}
+
+// syncEntry makes the link of blob key into dir durable: dir is synced
+// and, the first time this process uses that fan-out directory, the two
+// parents holding its path, all in the group of commits under way.
+func (s *Store) syncEntry(key, dir string) error {
+	if s.fanOut.isDurable(key) {
+		return s.dirs.syncAll(dir)
+	}
+	parent := filepath.Dir(dir)
+	if err := s.dirs.syncAll(dir, parent, filepath.Dir(parent)); err != nil {
+		return err
+	}
+	s.fanOut.setDurable(key)
 	return nil
 }
 

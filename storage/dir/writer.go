@@ -83,26 +83,28 @@ func (w *writer) commit(key string) error {
 		return err
 	}
 	dest := w.s.path(key)
-	if err := w.s.makeDirs(filepath.Dir(dest)); err != nil {
+	dir := filepath.Dir(dest)
+	if err := makeDirs(dir); err != nil {
 		return err
 	}
 	switch err := os.Link(tmp, dest); {
-	case err == nil:
-	case errors.Is(err, fs.ErrExist):
-		return os.Remove(tmp)
+	case err == nil, errors.Is(err, fs.ErrExist):
+		// An existing blob may have been linked a moment ago by a commit
+		// still waiting for its directory sync: it is synced here too,
+		// so this Commit does not return before the blob is durable.
 	default:
-		if _, err := os.Stat(dest); err == nil {
-			return os.Remove(tmp)
-		}
-		if err := os.Rename(tmp, dest); err != nil {
-			return err
+		if _, err := os.Stat(dest); err != nil {
+			if err := os.Rename(tmp, dest); err != nil {
+				return err
+			}
 		}
 	}
-	if err := syncDir(filepath.Dir(dest)); err != nil {
+	if err := w.s.syncEntry(key, dir); err != nil {
 		return err
 	}
 	// A crash before this remove leaves a temporary that the next start
-	// cleans up; the blob itself is already durable.
+	// cleans up; the blob itself is already durable. After a rename there
+	// is nothing left to remove.
 	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
