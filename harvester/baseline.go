@@ -122,10 +122,11 @@ func (p *pass) baselineIndex(ctx context.Context, d *document, b *baselineRun) e
 // baselineList compares every entry of one Resource List with the catalog.
 func (p *pass) baselineList(ctx context.Context, d *document, b *baselineRun) error {
 	listAt := d.r.Header().MD.At
+	q := p.newBatch()
 	for {
 		e, err := p.next(d)
 		if errors.Is(err, errEOF) {
-			return nil
+			return q.flush(ctx)
 		}
 		if err != nil {
 			return err
@@ -145,7 +146,7 @@ func (p *pass) baselineList(ctx context.Context, d *document, b *baselineRun) er
 		if t.IsZero() {
 			t = listAt
 		}
-		if err := p.publish(ctx, p.change(d.uri, e, op, t)); err != nil {
+		if err := q.add(ctx, p.change(d.uri, e, op, t)); err != nil {
 			return err
 		}
 		b.emitted++

@@ -42,6 +42,10 @@ func TestBaselineThenChanges(t *testing.T) {
 			if n := len(e.pub.take()); n != 3000 {
 				t.Fatalf("baseline attempted %d publishes, want 3000", n)
 			}
+			// Queued in batches, never across a Resource List's end.
+			if want := 3 * ((1000 + publishBatchSize - 1) / publishBatchSize); e.pub.batches != want {
+				t.Fatalf("baseline queued %d batches, want %d", e.pub.batches, want)
+			}
 			e.apply(base)
 
 			var muts []sim.Change

@@ -61,9 +61,10 @@ func newEnv(t *testing.T) *env {
 // countingPublisher records every change the harvester asked to queue,
 // re-publishes that the stream de-duplicates included.
 type countingPublisher struct {
-	next Publisher
-	mu   sync.Mutex
-	all  []*viaduct.Change
+	next    Publisher
+	mu      sync.Mutex
+	all     []*viaduct.Change
+	batches int // calls to PublishChanges
 }
 
 var _ Publisher = (*countingPublisher)(nil)
@@ -73,6 +74,16 @@ func (c *countingPublisher) PublishChange(ctx context.Context, ch *viaduct.Chang
 	c.all = append(c.all, ch)
 	c.mu.Unlock()
 	return c.next.PublishChange(ctx, ch)
+}
+
+// PublishChanges records a baseline's batch and queues it as one, so
+// every test of a baseline goes through the batched path.
+func (c *countingPublisher) PublishChanges(ctx context.Context, cs []*viaduct.Change) error {
+	c.mu.Lock()
+	c.all = append(c.all, cs...)
+	c.batches++
+	c.mu.Unlock()
+	return c.next.(BatchPublisher).PublishChanges(ctx, cs)
 }
 
 // take returns the changes attempted since the last take.
