@@ -42,6 +42,20 @@ func (c *Catalog) Apply(ctx context.Context, seq uint64, at time.Time, ev *viadu
 // throughput (see BenchmarkApply); the applier should pass what it has
 // fetched, up to about a thousand events.
 //
+// Events are applied in stream order, but the Source's order decides:
+// each resource row keeps the Source time of the last statement applied
+// to it (the upstream change time, or a baseline list's at when later),
+// and an event older than that, which a slow fetch worker published after
+// a quicker one, is recorded as applied with no effect at all, not even
+// on the upstream metadata, and nothing in the change log. At equal
+// times a deletion outranks a copy, and of two copies the greater sha-256
+// wins. A deletion of a resource the catalog has no row of leaves a
+// tombstone: a row marked deleted with no copy, listed and counted
+// nowhere, that only keeps the deletion's time so that an older creation
+// arriving later is ignored; a newer one creates the resource as usual.
+// Events without a Source time are applied in stream order and leave the
+// row's time as it was.
+//
 // If any event is refused (ErrInvalid) or a write fails, nothing of the
 // batch is applied; the applier can then apply the burst one by one to
 // find and dead-letter the culprit.
@@ -49,8 +63,9 @@ func (c *Catalog) ApplyBatch(ctx context.Context, batch []Applied) error {
 	if len(batch) == 0 {
 		return nil
 	}
+	var a applier
 	err := c.write(ctx, func(tx *sql.Tx) error {
-		a := applier{ctx: ctx, tx: tx, st: &c.stmts, colls: map[string]*collState{}}
+		a = applier{ctx: ctx, log: c.log, tx: tx, st: &c.stmts, colls: map[string]*collState{}}
 		var last uint64
 		if err := tx.StmtContext(ctx, c.stmts.appliedGet).QueryRowContext(ctx).Scan(&last); err != nil {
 			return fmt.Errorf("read last applied: %w", err)
@@ -85,8 +100,15 @@ func (c *Catalog) ApplyBatch(ctx context.Context, batch []Applied) error {
 	if err != nil {
 		return fmt.Errorf("apply events %d..%d to catalog: %w", batch[0].Seq, batch[len(batch)-1].Seq, err)
 	}
+	c.outranked.Add(uint64(a.stale))
 	return nil
 }
+
+// Outranked is the number of events applied since the catalog was opened
+// that had no effect because the catalog already recorded a later
+// statement of the Source about their resource (see ApplyBatch): how
+// often events arrive out of the Source's order.
+func (c *Catalog) Outranked() uint64 { return c.outranked.Load() }
 
 // Skip records seq as applied without any effect: the applier calls it for
 // an event it has dead-lettered, so that the catalog moves past it.

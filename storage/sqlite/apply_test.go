@@ -60,7 +60,7 @@ func TestApplySequence(t *testing.T) {
 		{1, "http://s1/a", cr, sha("a1")},
 		{2, "http://s1/b", cr, sha("b1")},
 		{3, "http://s1/a", upd, sha("a2")},
-		{5, "http://s1/b", del, ""},
+		{5, "http://s1/b", del, sha("b1")}, // the copy that went
 		{8, "http://s1/b", cr, sha("b2")},
 		{9, "http://s1/a", upd, sha("a3")},
 	}
@@ -80,8 +80,9 @@ func TestApplySequence(t *testing.T) {
 	if !a.Changed.Equal(t0.Add(9 * time.Second)) {
 		t.Fatalf("resource a changed at %s, want %s", a.Changed, t0.Add(9*time.Second))
 	}
-	if _, err := c.Resource(ctx, "c", "http://s1/x"); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("Resource(x) error = %v, want ErrNotFound", err)
+	// A deletion of what was never held leaves a tombstone, no copy.
+	if x, err := c.Resource(ctx, "c", "http://s1/x"); err != nil || !x.Deleted || x.Seq != 0 || x.SHA256 != "" {
+		t.Fatalf("Resource(x) = %+v, %v; want a tombstone", x, err)
 	}
 	if n, b, err := c.CountResources(ctx, "c"); err != nil || n != 2 || b != 4 {
 		t.Fatalf("CountResources = %d, %d, %v; want 2, 4", n, b, err)

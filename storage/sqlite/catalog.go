@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"runtime"
+	"sync/atomic"
 
 	// The catalog's SQLite driver, registered as "sqlite3".
 	_ "github.com/mattn/go-sqlite3"
@@ -38,6 +39,9 @@ type Catalog struct {
 	// which those very reads make while they stream.
 	scans *sql.DB
 	stmts writeStmts
+	// outranked counts the events that arrived after a later statement
+	// of their Source (see Outranked).
+	outranked atomic.Uint64
 }
 
 // Open opens the catalog at path, creating it if needed, and brings its

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/viaduct-mirror/viaduct"
@@ -23,11 +24,14 @@ type collState struct {
 // applier carries one write transaction through a batch of events.
 type applier struct {
 	ctx   context.Context
+	log   *slog.Logger
 	tx    *sql.Tx
 	st    *writeStmts
 	colls map[string]*collState
 	// copyPack and upPack are reused buffers for the packed columns.
 	copyPack, upPack packer
+	// stale counts the events the batch found outranked (see order.go).
+	stale int
 }
 
 // held is what the catalog holds of one resource before an event.
@@ -35,6 +39,8 @@ type held struct {
 	exists, deleted  bool
 	sha256, typ, md5 string
 	length           int64
+	// order places the row's last statement among the Source's.
+	order time.Time
 }
 
 // apply applies one event: see ApplyBatch for what that means.
@@ -47,17 +53,33 @@ func (a *applier) apply(b *Applied) error {
 	if err != nil {
 		return err
 	}
-	var h held
-	var deleted int64
+	var (
+		h       held
+		deleted int64
+		order   string
+	)
 	err = a.tx.StmtContext(a.ctx, a.st.resGet).QueryRowContext(a.ctx, ev.Collection, ev.URI).
-		Scan(&deleted, &h.sha256, &h.length, &h.typ, &h.md5)
+		Scan(&deleted, &h.sha256, &h.length, &h.typ, &h.md5, &order)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 	case err != nil:
 		return fmt.Errorf("read resource: %w", err)
 	default:
 		h.exists, h.deleted = true, deleted != 0
+		if h.order, err = parseTime(order); err != nil {
+			return fmt.Errorf("read resource: upstream order: %w", err)
+		}
 	}
+	t := orderOf(ev)
+	if outranked(ev, t, &h) {
+		// The Source has said something later of this resource: the
+		// event is recorded as applied, with no effect at all.
+		a.stale++
+		a.log.Debug("event older than the catalog's record, ignored", "seq", b.Seq, "collection", ev.Collection,
+			"uri", ev.URI, "op", ev.Op, "upstream_order", t, "held_order", h.order)
+		return nil
+	}
+	newOrder := formatTime(laterOrder(h.order, t))
 	isHeld := h.exists && !h.deleted
 	up, err := upstreamColumns(ev)
 	if err != nil {
@@ -71,7 +93,7 @@ func (a *applier) apply(b *Applied) error {
 	switch ev.Op {
 	case resourcesync.Created, resourcesync.Updated:
 		if isHeld && h.sha256 == ev.SHA256 && h.length == ev.Length && h.typ == ev.Type {
-			return a.upstreamOnly(ev, h.typ, up)
+			return a.upstreamOnly(ev, h.typ, up, newOrder)
 		}
 		op = resourcesync.Updated
 		if !isHeld {
@@ -80,9 +102,9 @@ func (a *applier) apply(b *Applied) error {
 	case resourcesync.Deleted:
 		if !isHeld {
 			if h.exists {
-				return a.upstreamOnly(ev, h.typ, up)
+				return a.upstreamOnly(ev, h.typ, up, newOrder)
 			}
-			return nil
+			return a.tombstone(ev, up, newOrder)
 		}
 		op = resourcesync.Deleted
 	}
@@ -106,7 +128,7 @@ func (a *applier) apply(b *Applied) error {
 		a.copyPack.packCopy(&copyFacts{sha256: h.sha256, md5: h.md5, typ: h.typ, op: op, length: h.length, changed: at, seq: int64(b.Seq)})
 		fixed, refs := SizeHint(h.typ, &ev.Upstream)
 		args := append([]any{at, int64(b.Seq)}, up...)
-		args = append(args, a.copyPack.b, a.upPack.b, fixed, refs, ev.Collection, ev.URI)
+		args = append(args, a.copyPack.b, a.upPack.b, fixed, refs, newOrder, ev.Collection, ev.URI)
 		if _, err := a.tx.StmtContext(a.ctx, a.st.resDel).ExecContext(a.ctx, args...); err != nil {
 			return fmt.Errorf("mark resource deleted: %w", err)
 		}
@@ -115,7 +137,7 @@ func (a *applier) apply(b *Applied) error {
 		a.copyPack.packCopy(&copyFacts{sha256: ev.SHA256, md5: ev.MD5, typ: ev.Type, op: op, length: ev.Length, changed: at, seq: int64(b.Seq)})
 		fixed, refs := SizeHint(ev.Type, &ev.Upstream)
 		args := []any{ev.Collection, ev.URI, up[0], ev.SHA256, ev.MD5, ev.Length, ev.Type, at, int64(b.Seq)}
-		args = append(append(args, up[1:]...), a.copyPack.b, a.upPack.b, fixed, refs)
+		args = append(append(args, up[1:]...), a.copyPack.b, a.upPack.b, fixed, refs, newOrder)
 		if _, err := a.tx.StmtContext(a.ctx, a.st.resPut).ExecContext(a.ctx, args...); err != nil {
 			return fmt.Errorf("write resource: %w", err)
 		}
@@ -123,11 +145,17 @@ func (a *applier) apply(b *Applied) error {
 	// up holds source, origin, up_time, up_modified, up_hash, up_length,
 	// up_type, links, hops: the log keeps all but origin and hops.
 	uf.origin = ""
+	logged := copyFacts{sha256: ev.SHA256, md5: ev.MD5, typ: ev.Type, length: ev.Length}
+	if op == resourcesync.Deleted {
+		// The log names the copy that went, which the catalog knows
+		// even when the worker that published the deletion did not.
+		logged = copyFacts{sha256: h.sha256, md5: h.md5, typ: h.typ, length: h.length}
+	}
 	a.upPack.reset()
 	a.upPack.packChange(&changeHead{seq: int64(b.Seq), at: at, received: b.At.UnixMicro(), uri: ev.URI, op: op, upOp: ev.Upstream.Op,
-		copy: copyFacts{sha256: ev.SHA256, md5: ev.MD5, typ: ev.Type, length: ev.Length}}, &uf)
+		copy: logged}, &uf)
 	_, err = a.tx.StmtContext(a.ctx, a.st.changeAdd).ExecContext(a.ctx, int64(b.Seq), ev.Collection, ev.URI, op,
-		at, b.At.UnixMicro(), ev.SHA256, ev.MD5, ev.Length, ev.Type,
+		at, b.At.UnixMicro(), logged.sha256, logged.md5, logged.length, logged.typ,
 		up[0], ev.Upstream.Op, up[2], up[3], up[4], up[5], up[6], up[7], a.upPack.b)
 	if err != nil {
 		return fmt.Errorf("append to change log: %w", err)
@@ -137,11 +165,27 @@ func (a *applier) apply(b *Applied) error {
 
 // upstreamOnly records the Source's latest metadata of a resource whose
 // copy (of type typ) the event does not change; a.upPack holds it packed.
-func (a *applier) upstreamOnly(ev *viaduct.Event, typ string, up []any) error {
+func (a *applier) upstreamOnly(ev *viaduct.Event, typ string, up []any, order string) error {
 	fixed, refs := SizeHint(typ, &ev.Upstream)
-	args := append(up, a.upPack.b, fixed, refs, ev.Collection, ev.URI)
+	args := append(up, a.upPack.b, fixed, refs, order, ev.Collection, ev.URI)
 	if _, err := a.tx.StmtContext(a.ctx, a.st.resMeta).ExecContext(a.ctx, args...); err != nil {
 		return fmt.Errorf("write upstream metadata: %w", err)
+	}
+	return nil
+}
+
+// tombstone records the deletion of a resource the catalog has no row
+// of: no copy, no change, no count, only the Source's statement and its
+// order, so that a creation the Source made before the deletion, if its
+// event arrives later, is known to be stale. a.upPack holds the upstream
+// metadata packed.
+func (a *applier) tombstone(ev *viaduct.Event, up []any, order string) error {
+	a.copyPack.reset()
+	a.copyPack.packCopy(&copyFacts{op: resourcesync.Deleted})
+	args := append([]any{ev.Collection, ev.URI}, up...)
+	args = append(args, a.copyPack.b, a.upPack.b, order)
+	if _, err := a.tx.StmtContext(a.ctx, a.st.resTomb).ExecContext(a.ctx, args...); err != nil {
+		return fmt.Errorf("record deletion of a resource never held: %w", err)
 	}
 	return nil
 }

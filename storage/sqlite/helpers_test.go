@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -33,7 +34,14 @@ func openAt(t testing.TB, path string) *Catalog {
 	return c
 }
 
+// upClock numbers the events tests build: each one is a later statement
+// of its Source than the one built before it, as it would be when the
+// Source's changes reach EVENTS in its own order.
+var upClock atomic.Int64
+
 // event builds an event whose copy is content; content "" for a delete.
+// Its upstream time is an hour before t0 plus a microsecond for every
+// event built before it.
 func event(source, coll, uri, op, content string) *viaduct.Event {
 	ev := &viaduct.Event{Source: source, Collection: coll, URI: uri, Op: op}
 	if op != resourcesync.Deleted {
@@ -46,7 +54,7 @@ func event(source, coll, uri, op, content string) *viaduct.Event {
 		ev.Upstream.Length = &n
 	}
 	ev.Upstream.Source, ev.Upstream.Collection, ev.Upstream.URI, ev.Upstream.Op = source, coll, uri, op
-	ev.Upstream.Time = t0.Add(-time.Hour)
+	ev.Upstream.Time = t0.Add(-time.Hour + time.Duration(upClock.Add(1))*time.Microsecond)
 	return ev
 }
 

@@ -23,6 +23,7 @@ var migrations = []migration{
 	{name: "catalog", sql: schemaV1},
 	{name: "upstream of each change", sql: schemaV2},
 	{name: "packed rows for streaming reads", sql: schemaV3, fill: fillV3},
+	{name: "upstream order of each resource, tombstones", sql: schemaV4},
 }
 
 // schemaVersion is the version this build writes: the number of steps.

@@ -12,10 +12,11 @@ import (
 // origin, deleted or not: the republisher names its copies by origin URI.
 // When the same origin reached the collection through several upstreams,
 // one still held wins, then the most recently changed. ErrNotFound if the
-// catalog has never held it.
+// catalog has never held it (a tombstone is not a copy: its URI answers
+// as one never held).
 func (c *Catalog) ResourceByOrigin(ctx context.Context, collection, origin string) (*ResourceState, error) {
 	row := c.reader.QueryRowContext(ctx, `SELECT `+stateCols+` FROM resources
-		WHERE origin = ? AND collection = ? ORDER BY deleted, changed DESC LIMIT 1`, origin, collection)
+		WHERE origin = ? AND collection = ? AND `+heldOnce+` ORDER BY deleted, changed DESC LIMIT 1`, origin, collection)
 	var d rowDecoder
 	rs := &ResourceState{}
 	err := d.state(row, rs)
@@ -29,12 +30,12 @@ func (c *Catalog) ResourceByOrigin(ctx context.Context, collection, origin strin
 }
 
 // ResourcesByURI returns every resource, of any collection, held or
-// deleted, whose harvested or origin URI is uri, ordered by collection and
+// deleted (tombstones excluded), whose harvested or origin URI is uri, ordered by collection and
 // harvested URI. There are a few at most (one origin reached through a
 // few upstreams), so a slice is fine. None is not an error.
 func (c *Catalog) ResourcesByURI(ctx context.Context, uri string) ([]*ResourceState, error) {
 	rows, err := c.reader.QueryContext(ctx, `SELECT `+stateCols+` FROM resources
-		WHERE uri = ?1 OR origin = ?1 ORDER BY collection, uri`, uri)
+		WHERE (uri = ?1 OR origin = ?1) AND `+heldOnce+` ORDER BY collection, uri`, uri)
 	if err != nil {
 		return nil, fmt.Errorf("find resources named %s: %w", uri, err)
 	}

@@ -12,10 +12,12 @@ import (
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 )
 
-// dropV3 turns a catalog file back into schema version 2.
+// dropV3 turns a catalog file back into schema version 2 (dropping v4's
+// column first).
 func dropV3(t *testing.T, db *sql.DB) {
 	t.Helper()
 	for _, q := range []string{
+		"ALTER TABLE resources DROP COLUMN up_order", // schema v4
 		"DROP INDEX resources_held",
 		"ALTER TABLE resources DROP COLUMN copy_pack",
 		"ALTER TABLE resources DROP COLUMN up_pack",

@@ -65,7 +65,7 @@ func (c *Catalog) Provenance(ctx context.Context, uri string) ([]Hop, error) {
 		length, changed          int64
 	)
 	err := c.reader.QueryRowContext(ctx, `SELECT collection, hops, sha256, md5, length, changed
-		FROM resources WHERE uri = ?1 OR origin = ?1
+		FROM resources WHERE (uri = ?1 OR origin = ?1) AND `+heldOnce+`
 		ORDER BY uri = ?1 DESC, deleted, changed DESC LIMIT 1`, uri).
 		Scan(&coll, &hopsJSON, &sha, &md5, &length, &changed)
 	if errors.Is(err, sql.ErrNoRows) {

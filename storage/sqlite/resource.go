@@ -20,7 +20,9 @@ type Resource struct {
 	// Origin is its URI at the origin: the upstream's via link, else URI.
 	Origin string
 	// Deleted is set once the aggregator has deleted its copy; the hashes
-	// are then those of the last copy held.
+	// are then those of the last copy held. A row that is Deleted with
+	// Seq 0 and no hashes is a tombstone: the Source deleted a resource
+	// the aggregator never held (see ApplyBatch).
 	Deleted bool
 	SHA256  string
 	MD5     string
@@ -62,8 +64,10 @@ func scanResource(s scanner) (*Resource, error) {
 	return &r, nil
 }
 
-// Resource returns the resource uri of collection, deleted or not.
-// ErrNotFound if the catalog has never held it.
+// Resource returns the resource uri of collection, deleted or not,
+// tombstones included: the Source's latest statement about it, which the
+// fetch workers and the harvester compare with a change. ErrNotFound if
+// the catalog has no row of it.
 func (c *Catalog) Resource(ctx context.Context, collection, uri string) (*Resource, error) {
 	row := c.reader.QueryRowContext(ctx, `SELECT `+resourceCols+` FROM resources
 		WHERE collection = ? AND uri = ?`, collection, uri)

@@ -14,7 +14,7 @@ type writeStmts struct {
 	appliedGet, appliedPut          *sql.Stmt
 	collEnsure, collGet, collPut    *sql.Stmt
 	resGet, resPut, resDel, resMeta *sql.Stmt
-	changeAdd                       *sql.Stmt
+	resTomb, changeAdd              *sql.Stmt
 }
 
 // prepare prepares every statement of s on the writer pool.
@@ -28,25 +28,30 @@ func (s *writeStmts) prepare(ctx context.Context, db *sql.DB) error {
 		{&s.collEnsure, `INSERT OR IGNORE INTO collections (name) VALUES (?)`},
 		{&s.collGet, `SELECT first_at, last_at, resources, bytes, changes FROM collections WHERE name = ?`},
 		{&s.collPut, `UPDATE collections SET first_at = ?, last_at = ?, resources = ?, bytes = ?, changes = ? WHERE name = ?`},
-		{&s.resGet, `SELECT deleted, sha256, length, type, md5 FROM resources WHERE collection = ? AND uri = ?`},
+		{&s.resGet, `SELECT deleted, sha256, length, type, md5, up_order FROM resources WHERE collection = ? AND uri = ?`},
 		{&s.resPut, `INSERT INTO resources (collection, uri, source, deleted, sha256, md5, length, type,
 				changed, seq, origin, up_time, up_modified, up_hash, up_length, up_type, links, hops,
-				copy_pack, up_pack, est, est_refs)
-			VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+				copy_pack, up_pack, est, est_refs, up_order)
+			VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (collection, uri) DO UPDATE SET source = excluded.source, deleted = 0,
 				sha256 = excluded.sha256, md5 = excluded.md5, length = excluded.length, type = excluded.type,
 				changed = excluded.changed, seq = excluded.seq, origin = excluded.origin,
 				up_time = excluded.up_time, up_modified = excluded.up_modified, up_hash = excluded.up_hash,
 				up_length = excluded.up_length, up_type = excluded.up_type, links = excluded.links, hops = excluded.hops,
-				copy_pack = excluded.copy_pack, up_pack = excluded.up_pack, est = excluded.est, est_refs = excluded.est_refs`},
+				copy_pack = excluded.copy_pack, up_pack = excluded.up_pack, est = excluded.est, est_refs = excluded.est_refs,
+				up_order = excluded.up_order`},
 		{&s.resDel, `UPDATE resources SET deleted = 1, changed = ?, seq = ?, source = ?, origin = ?,
 				up_time = ?, up_modified = ?, up_hash = ?, up_length = ?, up_type = ?, links = ?, hops = ?,
-				copy_pack = ?, up_pack = ?, est = ?, est_refs = ?
+				copy_pack = ?, up_pack = ?, est = ?, est_refs = ?, up_order = ?
 			WHERE collection = ? AND uri = ?`},
 		{&s.resMeta, `UPDATE resources SET source = ?, origin = ?,
 				up_time = ?, up_modified = ?, up_hash = ?, up_length = ?, up_type = ?, links = ?, hops = ?,
-				up_pack = ?, est = ?, est_refs = ?
+				up_pack = ?, est = ?, est_refs = ?, up_order = ?
 			WHERE collection = ? AND uri = ?`},
+		{&s.resTomb, `INSERT INTO resources (collection, uri, source, deleted, sha256, md5, length, type,
+				changed, seq, origin, up_time, up_modified, up_hash, up_length, up_type, links, hops,
+				copy_pack, up_pack, est, est_refs, up_order)
+			VALUES (?, ?, ?, 1, '', '', 0, '', 0, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, ?)`},
 		{&s.changeAdd, `INSERT INTO changes (seq, collection, uri, op, at, received, sha256, md5, length, type,
 				source, up_op, up_time, up_modified, up_hash, up_length, up_type, links, pack)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
@@ -64,7 +69,7 @@ func (s *writeStmts) prepare(ctx context.Context, db *sql.DB) error {
 func (s *writeStmts) close() error {
 	var errs []error
 	for _, st := range []*sql.Stmt{s.appliedGet, s.appliedPut, s.collEnsure, s.collGet, s.collPut,
-		s.resGet, s.resPut, s.resDel, s.resMeta, s.changeAdd} {
+		s.resGet, s.resPut, s.resDel, s.resMeta, s.resTomb, s.changeAdd} {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
