@@ -109,7 +109,9 @@ func TestCatalogSkipsReplaysAndRecordsDeletions(t *testing.T) {
 	never.URI = srv.URL + "/res/12345"
 	publishAll(t, q, []viaduct.Change{stale, same, del, never})
 
-	eventually(t, 20*time.Second, "two more events applied", caughtUp(5))
+	// The deletion of a never-held resource has its event too: the
+	// catalog keeps it as a tombstone, in case its creation comes later.
+	eventually(t, 20*time.Second, "three more events applied", caughtUp(6))
 	if r := srv.Requests(); len(r) != 0 {
 		t.Errorf("requests to the Source: %v, want none", r)
 	}
@@ -124,6 +126,12 @@ func TestCatalogSkipsReplaysAndRecordsDeletions(t *testing.T) {
 	gone := snap[changes[0].URI]
 	if ev, ok := byURI[del.URI]; !ok || ev.Op != resourcesync.Deleted || ev.SHA256 != gone.SHA256 || ev.MD5 != gone.MD5 || ev.Length != gone.Length {
 		t.Errorf("deletion event %+v, want the last copy's hashes %s %s %d", ev, gone.SHA256, gone.MD5, gone.Length)
+	}
+	if ev, ok := byURI[never.URI]; !ok || ev.Op != resourcesync.Deleted || ev.SHA256 != "" {
+		t.Errorf("deletion event of a never-held resource %+v, want one without hashes", ev)
+	}
+	if r, err := cat.Resource(context.Background(), testCollection, never.URI); err != nil || !r.Deleted || r.Seq != 0 {
+		t.Errorf("catalog row of a never-held deletion: %+v, %v; want a tombstone", r, err)
 	}
 	if d := deadLetters(t, q); len(d) != 0 {
 		t.Errorf("dead letters: %v", d)

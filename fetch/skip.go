@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/viaduct-mirror/viaduct"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
@@ -18,8 +19,8 @@ const (
 	skipRefresh    = "held_refresh"    // same content, newer upstream metadata: event, no fetch
 	skipBlobExists = "blob_exists"     // the declared sha-256 is already a blob
 	skipHeldByHash = "held_by_hash"    // the catalog holds a copy with the declared hash
-	skipNotHeld    = "not_held"        // deleting what was never held
-	skipGone       = "already_deleted" // deleting what is already deleted
+	skipNotHeld    = "not_held"        // deleting what was never held: an event all the same
+	skipGone       = "already_deleted" // the catalog has this deletion, or a later one
 )
 
 // skip looks for a reason not to fetch a created or updated resource:
@@ -35,7 +36,7 @@ func (p *Pool) skip(ctx context.Context, c *viaduct.Change) (*viaduct.Event, str
 		case superseded(c, r):
 			return nil, skipSuperseded, nil
 		case !r.Deleted && sameContent(c, r):
-			if !c.Time.IsZero() && c.Time.After(r.Upstream.Time) {
+			if t := orderOf(c); !t.IsZero() && t.After(r.Upstream.Time) {
 				// A new change that did not change the bytes: the
 				// catalog records the Source's new metadata.
 				return newEvent(c, r.SHA256, r.MD5, r.Length, typeOr(c.Type, r.Type)), skipRefresh, nil
@@ -81,32 +82,48 @@ func (p *Pool) heldByHash(ctx context.Context, c *viaduct.Change) (*sqlite.Resou
 	return p.deps.Catalog.HeldByHash(ctx, c.Source, c.Hash, c.Length)
 }
 
-// deleted handles a deletion: an event carrying the last copy's hashes
-// when the catalog holds the resource, nothing otherwise.
+// deleted handles a deletion: an event, always, so that the catalog of
+// every node records it even when the creation it follows has not been
+// applied yet (the catalog orders the two by the Source's times). It
+// carries the hashes of the copy the catalog has, when it has one. The
+// only deletions acked without an event are those the catalog would
+// ignore anyway: one older than its record of the URI, or a repeat of the
+// deletion it already has.
 func (p *Pool) deleted(ctx context.Context, c *viaduct.Change) (*viaduct.Event, string, *failure) {
 	if p.deps.Catalog == nil {
-		// Nothing to ask: the event says the resource went, and the
-		// catalog of each node ignores it if it never held it.
 		return newEvent(c, "", "", 0, ""), "", nil
 	}
 	r, err := p.deps.Catalog.Resource(ctx, c.Collection, c.URI)
 	switch {
 	case errors.Is(err, sqlite.ErrNotFound):
-		return nil, skipNotHeld, nil
+		return newEvent(c, "", "", 0, ""), skipNotHeld, nil
 	case err != nil:
 		return nil, "", &failure{reason: "lookup", retry: true, err: fmt.Errorf("look up %s in the catalog: %w", c.URI, err), evidence: evidence(c, c.URI)}
 	case superseded(c, r):
 		return nil, skipSuperseded, nil
-	case r.Deleted:
+	case r.Deleted && !orderOf(c).After(r.Upstream.Time):
 		return nil, skipGone, nil
 	}
 	return newEvent(c, r.SHA256, r.MD5, r.Length, r.Type), "", nil
 }
 
-// superseded reports whether the catalog already has a later change of
-// the resource than c: its bitstream is no longer what c describes.
+// superseded reports whether the catalog already has a later statement
+// of the Source about the resource than c: the catalog would ignore c's
+// event, and its bitstream is no longer what c describes. It is only a
+// shortcut: the catalog decides the same on every node, from the events.
 func superseded(c *viaduct.Change, r *sqlite.Resource) bool {
-	return !c.Time.IsZero() && r.Upstream.Time.After(c.Time)
+	t := orderOf(c)
+	return !t.IsZero() && r.Upstream.Time.After(t)
+}
+
+// orderOf is the Source time that places c among the statements about its
+// resource, as the catalog orders them: the later of its time and, for a
+// baseline, its list's at.
+func orderOf(c *viaduct.Change) time.Time {
+	if c.Listed.After(c.Time) {
+		return c.Listed
+	}
+	return c.Time
 }
 
 // sameContent reports whether what the Source declared agrees with the

@@ -1,0 +1,74 @@
+package fetch
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/queue"
+	"github.com/viaduct-mirror/viaduct/resourcesync"
+	"github.com/viaduct-mirror/viaduct/sim"
+	"github.com/viaduct-mirror/viaduct/storage/sqlite"
+)
+
+// TestDeletionOvertakesSlowCreation: two workers share CHANGES; the
+// creation of a resource is slow to fetch, and its deletion, queued right
+// after it, is handled while the fetch is under way. The deletion's event
+// reaches EVENTS first, yet the catalog, fed from EVENTS as a node feeds
+// it, ends with the resource deleted: nothing held, nothing listed.
+func TestDeletionOvertakesSlowCreation(t *testing.T) {
+	srv := startSim(t, sim.Config{Resources: 2, MinSize: 500, MaxSize: 1000})
+	q := startQueue(t)
+	store, _ := dirStore(t)
+	cat, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "catalog.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cat.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	applied := make(chan error, 1)
+	go func() {
+		applied <- q.Events(ctx, 1, func(ctx context.Context, seq uint64, at time.Time, ev *viaduct.Event) error {
+			return cat.Apply(ctx, seq, at, ev)
+		})
+	}()
+	t.Cleanup(func() { cancel(); <-applied })
+
+	created := simChanges(t, srv)[0]
+	if err := srv.SetFault(resPath(srv, created.URI), sim.Fault{Delay: 1500 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	deleted := viaduct.Change{Source: testSource, Collection: testCollection, URI: created.URI,
+		Op: resourcesync.Deleted, Time: created.Time.Add(time.Minute)}
+	publishAll(t, q, []viaduct.Change{created, deleted})
+
+	cfg := testConfig()
+	cfg.Workers = 2
+	deps := queueDeps(t, q, store, clientsFor(t, srv))
+	deps.Catalog = cat
+	runPool(t, cfg, deps, nil)
+
+	eventually(t, 20*time.Second, "both changes handled and their events applied", func() bool {
+		last, err := cat.LastApplied(context.Background())
+		return err == nil && last == 2 && streamMsgs(t, q, queue.StreamChanges) == 0
+	})
+	evs := events(t, q)
+	if len(evs) != 2 || evs[0].Op != resourcesync.Deleted || evs[1].Op != resourcesync.Created {
+		t.Fatalf("events %+v, want the deletion first, then the slow creation", evs)
+	}
+	r, err := cat.Resource(context.Background(), testCollection, created.URI)
+	if err != nil || !r.Deleted {
+		t.Fatalf("catalog: %+v, %v; want %s deleted", r, err, created.URI)
+	}
+	if n, _, err := cat.CountResources(context.Background(), testCollection); err != nil || n != 0 {
+		t.Errorf("CountResources = %d, %v; want 0", n, err)
+	}
+	if cat.Outranked() != 1 {
+		t.Errorf("Outranked = %d, want the creation's event", cat.Outranked())
+	}
+	if d := deadLetters(t, q); len(d) != 0 {
+		t.Errorf("dead letters: %v", d)
+	}
+}
