@@ -146,7 +146,9 @@ func (p *pass) baselineList(ctx context.Context, d *document, b *baselineRun) er
 		if t.IsZero() {
 			t = listAt
 		}
-		if err := q.add(ctx, p.change(d.uri, e, op, t)); err != nil {
+		c := p.change(d.uri, e, op, t)
+		c.Listed = listAt // the resource was as listed at the list's at
+		if err := q.add(ctx, c); err != nil {
 			return err
 		}
 		b.emitted++

@@ -104,6 +104,7 @@ func (p *pass) baselinePackage(ctx context.Context, uri string, b *baselineRun) 
 			t = at
 		}
 		take[i] = p.change(uri, e, op, t)
+		take[i].Listed = at // the resource was as listed at the package's at
 		return nil
 	})
 	if err != nil {
