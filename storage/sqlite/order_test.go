@@ -11,7 +11,9 @@ import (
 )
 
 // src is the Source time n minutes into a test's story.
-func src(n int) time.Time { return time.Date(2025, 6, 1, 8, 0, 0, 0, time.UTC).Add(time.Duration(n) * time.Minute) }
+func src(n int) time.Time {
+	return time.Date(2025, 6, 1, 8, 0, 0, 0, time.UTC).Add(time.Duration(n) * time.Minute)
+}
 
 // stated builds an event of uri whose Source time is src(n).
 func stated(uri, op, content string, n int) *viaduct.Event {
