@@ -32,6 +32,20 @@
 // collection and so unique per (URI, datetime), even when the stream's
 // clock ties or steps back.
 //
+// # The Source's order
+//
+// Events of one resource can reach EVENTS out of the Source's order, since
+// fetch workers finish in any order. Each resource row therefore keeps the
+// Source time of the last statement applied to it (up_order: the upstream
+// change time, or a baseline list's at when later), and an event older
+// than it is recorded as applied with no effect and no change-log entry;
+// at equal times a deletion outranks a copy and a greater sha-256 outranks
+// a lesser one. A deletion of a resource without a row leaves a tombstone
+// (deleted = 1, seq = 0, no copy) so that its older creation arriving
+// later is ignored; tombstones are excluded from every list, count and
+// lookup by origin. Every node thus ends in the state of the Source's
+// latest statement, whatever order the events came in. See ApplyBatch.
+//
 // The package never fetches, publishes or acknowledges anything: it only
 // records what the applier and the harvester tell it and answers reads.
 package sqlite
