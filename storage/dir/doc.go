@@ -3,37 +3,47 @@
 //
 // A blob with key k lives at root/k[0:2]/k[2:4]/k. The package never
 // rewrites a committed blob, and a file under its final name always holds
-// the bytes its name says.
+// the bytes its name says, even after a crash.
 //
 // # Durability
 //
-// A Commit that returned survives a power loss. The steps, and why each
-// is enough:
+// A Commit that returned survives a power loss. Syncs are grouped: a
+// commit adds what it needs synced to the round being gathered and waits;
+// one round covers every commit that joined while the previous round ran,
+// and a commit returns only after a round that began after its last step.
+// A lone commit starts its round at once, so grouping costs an idle store
+// nothing. On Linux 5.8 and later a round is one syncfs(2) of the file
+// system holding the store, elsewhere a sync of each directory gathered.
+//
+// The steps of a commit, and why each is enough:
 //
 //  1. The bytes go to a temporary file in root/tmp (the same file system,
-//     so the final step is a link or rename), which is synced: its data
-//     and size are on disk before it has any other name. Each commit syncs
-//     its own file, so the commits of many workers overlap and the file
-//     system can cover them with one journal commit.
-//  2. The fan-out directories are created if missing, without a sync,
+//     so the final step is a link or rename).
+//  2. The temporary file is made durable before it has any other name:
+//     with syncfs, by a round (which writes back every dirty file of the
+//     file system and commits its journal); otherwise by an fsync of the
+//     file. Without this a crash could leave a final name pointing at a
+//     file whose data never reached the disk.
+//  3. The fan-out directories are created if missing, without a sync,
 //     and the file is linked under its key.
-//  3. The directory entry is made durable by syncing root/ab/cd, and, the
-//     first time this process links into that fan-out directory, root/ab
-//     and root as well (they hold the entries naming the path). A
-//     directory found on disk is not trusted: a process that stopped
-//     before syncing it may have made it. These syncs are grouped: a
-//     commit adds its directories to the round being gathered and waits;
-//     one round syncs each directory once for every commit that joined
-//     it while the previous round ran. A commit returns only after a
-//     sync of each of its directories that began after its link.
-//  4. The temporary name is removed; a crash before that leaves a
+//  4. The new entries are made durable by a second round: with syncfs,
+//     the whole file system again; otherwise root/ab/cd and, the first
+//     time this process links into that fan-out directory, root/ab and
+//     root (which name its path; a directory found on disk is not
+//     trusted, since a process that stopped before syncing it may have
+//     made it).
+//  5. The temporary name is removed; a crash before that leaves a
 //     temporary that New removes, while the blob is already durable.
 //
-// A commit of bytes already stored also syncs the blob's directory before
-// it returns, since the existing entry may come from a commit that is
-// still waiting for its round. Grouping costs an idle store nothing (a
-// lone commit starts its round at once) and under load turns one
-// directory sync per blob into a few per round; on ext4 the first sync of
-// a round commits the journal and the rest find their entries already
-// committed.
+// syncfs reports the write-back errors of the whole file system since the
+// store's descriptor was opened (in New, before any blob is written), and
+// reports each only once. A failed round therefore fails not only its own
+// commits but every commit whose bytes were being written while it ran,
+// since the error may have been theirs. A commit of bytes already stored
+// also waits for a round before it returns, because the existing entry
+// may come from a commit still waiting for its own.
+//
+// With syncfs a round costs one journal commit and one cache flush
+// whatever the number of blobs in it; per-directory syncs cost a flush
+// each. See docs/benchmarks.md for what each gives.
 package dir

@@ -1,80 +1,111 @@
 package dir
 
 import (
+	"errors"
 	"sync"
 )
 
-// dirSyncer syncs directories for many commits at once (group commit).
-// A commit that needs its directory entries durable adds the directories
-// to the gathering batch and waits; while one batch is being synced the
-// next one gathers, and the first of its waiters to see the syncer free
-// syncs the whole of it. Under load a sync covers every blob committed
-// while the previous one ran; alone, a commit syncs at once, with no
-// added delay. It runs no goroutine of its own, so it needs no Close.
-type dirSyncer struct {
-	sync func(dir string) error // syncDir; replaced in tests
+// errEarlierRound fails a commit when a sync round that ran while its
+// bytes were in flight failed: the failure may have been this blob's
+// write-back, and a later round would not report it again.
+var errEarlierRound = errors.New("a sync of the blob store failed while the blob was being written")
+
+// grouper runs sync rounds for many commits at once (group commit). A
+// commit adds what it needs synced to the round being gathered and waits;
+// while one round runs the next gathers, and the first of its waiters to
+// see the grouper free runs the whole of it. Under load one round covers
+// every commit that arrived while the previous one ran; alone, a commit
+// starts its round at once, with no added delay. It runs no goroutine of
+// its own, so it needs no Close.
+type grouper struct {
+	// run syncs one round: the directories gathered, or the whole file
+	// system (which ignores them).
+	run func(dirs []string) error
 
 	mu      sync.Mutex
 	cond    *sync.Cond
-	busy    bool      // a batch is being synced
-	next    *dirBatch // gathering, not yet started; nil when empty
-	batches uint64    // batches synced, for tests
+	busy    bool   // a round is running
+	next    *round // gathering, not yet started; nil when empty
+	started uint64 // rounds started so far
+	failed  uint64 // number of the last round that failed; 0 for none
 }
 
-// dirBatch is the set of directories one sync round covers.
-type dirBatch struct {
-	dirs []string
-	has  map[string]bool
-	errs map[string]error
-	done bool
+// round is what one sync covers.
+type round struct {
+	n      uint64
+	joined int // commits waiting on it
+	dirs   []string
+	has    map[string]bool
+	err    error
+	done   bool
 }
 
-func newDirSyncer() *dirSyncer {
-	g := &dirSyncer{sync: syncDir}
+func newGrouper(run func([]string) error) *grouper {
+	g := &grouper{run: run}
 	g.cond = sync.NewCond(&g.mu)
 	return g
 }
 
-// syncAll returns once every directory in dirs has been synced after the
-// call began, or with the first error syncing one of them.
-func (g *dirSyncer) syncAll(dirs ...string) error {
+// mark is taken before a blob's bytes are written; wait compares it with
+// the rounds that failed since.
+func (g *grouper) mark() uint64 {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	b := g.next
-	if b == nil {
-		b = &dirBatch{has: map[string]bool{}}
-		g.next = b
+	return g.started
+}
+
+// wait returns once a round that started after the call has synced dirs
+// (and whatever else its run covers). It fails if that round failed, or
+// if any round started after mark failed.
+func (g *grouper) wait(mark uint64, dirs ...string) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	r := g.next
+	if r == nil {
+		r = &round{has: map[string]bool{}}
+		g.next = r
 	}
+	r.joined++
 	for _, d := range dirs {
-		if !b.has[d] {
-			b.has[d] = true
-			b.dirs = append(b.dirs, d)
+		if !r.has[d] {
+			r.has[d] = true
+			r.dirs = append(r.dirs, d)
 		}
 	}
-	for !b.done {
-		if g.busy || g.next != b {
+	for !r.done {
+		if g.busy || g.next != r {
 			g.cond.Wait()
 			continue
 		}
-		// The syncer is free and b is gathering: sync it. Later callers
-		// start a new batch meanwhile.
-		g.busy, g.next = true, nil
+		// The grouper is free and r is gathering: run it. Later callers
+		// gather the next round meanwhile.
+		g.started++
+		g.busy, g.next, r.n = true, nil, g.started
 		g.mu.Unlock()
-		errs := map[string]error{}
-		for _, d := range b.dirs {
-			if err := g.sync(d); err != nil {
-				errs[d] = err
-			}
-		}
+		err := g.run(r.dirs)
 		g.mu.Lock()
-		b.errs, b.done, g.busy = errs, true, false
-		g.batches++
+		if err != nil {
+			g.failed = r.n
+		}
+		r.err, r.done, g.busy = err, true, false
 		g.cond.Broadcast()
 	}
-	for _, d := range dirs {
-		if err := b.errs[d]; err != nil {
-			return err
-		}
+	switch {
+	case r.err != nil:
+		return r.err
+	case g.failed > mark:
+		return errEarlierRound
 	}
 	return nil
+}
+
+// syncDirs is the portable round: each directory synced once.
+func syncDirs(dirs []string) error {
+	var errs []error
+	for _, d := range dirs {
+		if err := syncDir(d); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -11,45 +11,46 @@ import (
 	"time"
 )
 
-// TestDirSyncerGroups checks that commits arriving while a sync runs are
+// TestGrouperGroups checks that commits arriving while a round runs are
 // synced together by the next round, and that each caller returns only
-// after a sync of its directory that began after it called.
-func TestDirSyncerGroups(t *testing.T) {
-	g := newDirSyncer()
+// after a round that began after it called.
+func TestGrouperGroups(t *testing.T) {
 	var mu sync.Mutex
-	synced := map[string]int{} // dir -> syncs begun
+	synced := map[string]int{} // dir -> rounds that synced it
+	rounds := 0
 	release := make(chan struct{})
-	first := true
-	g.sync = func(d string) error {
+	g := newGrouper(func(dirs []string) error {
 		mu.Lock()
-		synced[d]++
-		wait := first
-		first = false
+		rounds++
+		first := rounds == 1
+		for _, d := range dirs {
+			synced[d]++
+		}
 		mu.Unlock()
-		if wait {
+		if first {
 			<-release // hold the first round while the others gather
 		}
 		return nil
-	}
+	})
 	done := make(chan string, 20)
-	go func() { g.syncAll("a"); done <- "a" }()
+	go func() { g.wait(g.mark(), "a"); done <- "a" }()
 	waitUntil(t, func() bool { mu.Lock(); defer mu.Unlock(); return synced["a"] == 1 })
 	for i := range 10 {
 		d := fmt.Sprint("d", i%5)
-		go func() { g.syncAll(d); done <- d }()
+		go func() { g.wait(g.mark(), d); done <- d }()
 	}
-	waitUntil(t, func() bool { g.mu.Lock(); defer g.mu.Unlock(); return g.next != nil && len(g.next.dirs) == 5 })
+	waitUntil(t, func() bool { g.mu.Lock(); defer g.mu.Unlock(); return g.next != nil && g.next.joined == 10 })
 	select {
 	case d := <-done:
-		t.Fatalf("syncAll(%s) returned before its directory was synced", d)
+		t.Fatalf("wait(%s) returned before its directory was synced", d)
 	default:
 	}
 	close(release)
 	for range 11 {
 		<-done
 	}
-	if g.batches != 2 {
-		t.Errorf("%d rounds of syncs, want 2 (one held, one for all that gathered)", g.batches)
+	if rounds != 2 {
+		t.Errorf("%d rounds, want 2 (one held, one for all that gathered)", rounds)
 	}
 	for i := range 5 {
 		if n := synced[fmt.Sprint("d", i)]; n != 1 {
@@ -58,36 +59,46 @@ func TestDirSyncerGroups(t *testing.T) {
 	}
 }
 
-func TestDirSyncerError(t *testing.T) {
-	g := newDirSyncer()
-	bad := errors.New("disk gone")
-	g.sync = func(d string) error {
-		if d == "bad" {
+// TestGrouperFailedRound checks that a failed round fails its own
+// commits and every commit whose bytes were in flight while it ran, and
+// no commit that began after it.
+func TestGrouperFailedRound(t *testing.T) {
+	bad := errors.New("write-back failed")
+	fail := true
+	g := newGrouper(func([]string) error {
+		if fail {
 			return bad
 		}
 		return nil
+	})
+	inFlight := g.mark() // a blob being written while the round fails
+	if err := g.wait(g.mark(), "x"); !errors.Is(err, bad) {
+		t.Errorf("wait in a failing round: %v, want %v", err, bad)
 	}
-	if err := g.syncAll("good", "bad"); !errors.Is(err, bad) {
-		t.Errorf("syncAll with a failing directory: %v, want %v", err, bad)
+	fail = false
+	if err := g.wait(inFlight, "y"); !errors.Is(err, errEarlierRound) {
+		t.Errorf("wait of a blob in flight during a failed round: %v, want %v", err, errEarlierRound)
 	}
-	if err := g.syncAll("good"); err != nil {
-		t.Errorf("syncAll after a failure: %v", err)
+	if err := g.wait(g.mark(), "y"); err != nil {
+		t.Errorf("wait of a blob begun after the failure: %v", err)
 	}
 }
 
-// TestCommitSyncsParentsOnce checks what a commit makes durable: the blob's
-// directory every time, and the two directories holding its path the
-// first time this process uses that fan-out directory.
+// TestCommitSyncsParentsOnce checks what a commit makes durable when the
+// store syncs directory by directory: the blob's directory every time,
+// and the two directories holding its path the first time this process
+// uses that fan-out directory.
 func TestCommitSyncsParentsOnce(t *testing.T) {
 	s := newStore(t)
 	var mu sync.Mutex
 	var synced []string
-	s.dirs.sync = func(d string) error {
+	s.wholeFS = false
+	s.group = newGrouper(func(dirs []string) error {
 		mu.Lock()
-		synced = append(synced, d)
+		synced = append(synced, dirs...)
 		mu.Unlock()
-		return syncDir(d)
-	}
+		return syncDirs(dirs)
+	})
 	put := func(data string) string {
 		w, err := s.Create(context.Background())
 		if err != nil {
@@ -110,6 +121,26 @@ func TestCommitSyncsParentsOnce(t *testing.T) {
 	put("first") // the same blob again: its directory only
 	if !slices.Equal(synced, []string{dir}) {
 		t.Errorf("second commit of the blob synced %v, want %v", synced, []string{dir})
+	}
+}
+
+// TestCommitWholeFS checks the syncfs path where the kernel has it: a
+// commit takes two rounds, one before its link and one after.
+func TestCommitWholeFS(t *testing.T) {
+	s := newStore(t)
+	if !s.wholeFS {
+		t.Skip("no syncfs with error reporting on this system")
+	}
+	w, err := s.Create(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write([]byte("whole"))
+	if _, err := w.Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if s.group.started != 2 {
+		t.Errorf("commit ran %d sync rounds, want 2", s.group.started)
 	}
 }
 

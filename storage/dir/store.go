@@ -15,10 +15,13 @@ import (
 // within one process. Several processes may share a directory only if none
 // is started while another is writing, since start-up removes temporaries.
 type Store struct {
-	root   string
-	tmp    string
-	dirs   *dirSyncer
-	fanOut *fanOut
+	root string
+	tmp  string
+	// wholeFS: each round of group is a syncfs of the file system (Linux
+	// 5.8+); otherwise files and directories are synced one by one.
+	wholeFS bool
+	group   *grouper
+	fanOut  *fanOut
 }
 
 var (
@@ -36,13 +39,22 @@ func New(root string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("blob directory %q: %w", root, err)
 	}
-	s := &Store{root: root, tmp: filepath.Join(root, "tmp"), dirs: newDirSyncer(), fanOut: &fanOut{}}
+	s := &Store{root: root, tmp: filepath.Join(root, "tmp"), fanOut: &fanOut{}}
 	if err := os.RemoveAll(s.tmp); err != nil {
 		return nil, fmt.Errorf("blob directory %s: removing leftover temporaries: %w", root, err)
 	}
 	if err := os.MkdirAll(s.tmp, 0o755); err != nil {
 		return nil, fmt.Errorf("blob directory %s: %w", root, err)
 	}
+	run, err := openSyncFS(root)
+	if err != nil {
+		return nil, fmt.Errorf("blob directory %s: %w", root, err)
+	}
+	s.wholeFS = run != nil
+	if run == nil {
+		run = syncDirs
+	}
+	s.group = newGrouper(run)
 	return s, nil
 }
 
@@ -64,7 +76,7 @@ func (s *Store) Create(ctx context.Context) (storage.BlobWriter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating temporary blob in %s: %w", s.tmp, err)
 	}
-	return newWriter(s, f), nil
+	return newWriter(s, f, s.group.mark()), nil
 }
 
 // Open opens the blob's file.
@@ -117,13 +129,13 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 
 // syncEntry makes the link of blob key into dir durable: dir is synced
 // and, the first time this process uses that fan-out directory, the two
-// parents holding its path, all in the group of commits under way.
-func (s *Store) syncEntry(key, dir string) error {
-	if s.fanOut.isDurable(key) {
-		return s.dirs.syncAll(dir)
+// parents holding its path, all in the round of commits under way.
+func (s *Store) syncEntry(mark uint64, key, dir string) error {
+	if s.wholeFS || s.fanOut.isDurable(key) {
+		return s.group.wait(mark, dir)
 	}
 	parent := filepath.Dir(dir)
-	if err := s.dirs.syncAll(dir, parent, filepath.Dir(parent)); err != nil {
+	if err := s.group.wait(mark, dir, parent, filepath.Dir(parent)); err != nil {
 		return err
 	}
 	s.fanOut.setDurable(key)

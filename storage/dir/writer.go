@@ -18,14 +18,15 @@ type writer struct {
 	s    *Store
 	f    *os.File
 	h    *resourcesync.Hasher
+	mark uint64 // the store's sync rounds when writing began
 	key  string // set once committed
 	done bool   // committed or aborted
 }
 
 var _ storage.BlobWriter = (*writer)(nil)
 
-func newWriter(s *Store, f *os.File) *writer {
-	return &writer{s: s, f: f, h: resourcesync.NewHasher()}
+func newWriter(s *Store, f *os.File, mark uint64) *writer {
+	return &writer{s: s, f: f, h: resourcesync.NewHasher(), mark: mark}
 }
 
 var errClosed = errors.New("blob writer already committed or aborted")
@@ -67,10 +68,15 @@ func (w *writer) Commit(ctx context.Context) (string, error) {
 	return key, nil
 }
 
+// commit makes the temporary file's bytes durable before the file gets
+// its final name, so that a name always holds its bytes even after a
+// crash, then links it and makes the link durable (see the package doc).
 func (w *writer) commit(key string) error {
 	tmp := w.f.Name()
-	if err := w.f.Sync(); err != nil {
-		return err
+	if !w.s.wholeFS {
+		if err := w.f.Sync(); err != nil {
+			return err
+		}
 	}
 	fi, err := w.f.Stat()
 	if err != nil {
@@ -81,6 +87,11 @@ func (w *writer) commit(key string) error {
 	}
 	if err := w.f.Close(); err != nil {
 		return err
+	}
+	if w.s.wholeFS {
+		if err := w.s.group.wait(w.mark); err != nil {
+			return err
+		}
 	}
 	dest := w.s.path(key)
 	dir := filepath.Dir(dest)
@@ -99,7 +110,7 @@ func (w *writer) commit(key string) error {
 			}
 		}
 	}
-	if err := w.s.syncEntry(key, dir); err != nil {
+	if err := w.s.syncEntry(w.mark, key, dir); err != nil {
 		return err
 	}
 	// A crash before this remove leaves a temporary that the next start
