@@ -51,6 +51,10 @@ func (p *Pool) skip(ctx context.Context, c *viaduct.Change) (*viaduct.Event, str
 		info, err := p.deps.Blobs.Stat(ctx, sha)
 		switch {
 		case errors.Is(err, storage.ErrNotFound):
+			// A copy held by hash would be this very blob (its sha-256
+			// must equal the declared one), which is not in the store:
+			// the catalog has nothing to offer, so it is not asked.
+			return nil, "", nil
 		case err != nil:
 			return nil, "", fmt.Errorf("look up blob %s: %w", sha, err)
 		case c.Length == nil || info.Size == *c.Length:
