@@ -213,9 +213,12 @@ func checkPushMetrics(t *testing.T, a, b *Node, d *downstream) {
 	if got := metric(t, a, "viaduct_harvester_notification_catchups_total", `source="s"`, `reason="first"`); got != 1 {
 		t.Errorf("A counts %v catch-ups after a first notification, want 1", got)
 	}
+	// A's notifier gathers what changed in one window into one payload, so
+	// under load two of the Source's batches can reach B as one: B's count
+	// is bounded by the batches, not equal to them.
 	bGot := metric(t, b, "viaduct_harvester_notifications_received_total", `source="a"`)
-	if bGot < 15 {
-		t.Errorf("B counts %v notifications received from A, want at least 15", bGot)
+	if bGot < 1 || bGot > notes {
+		t.Errorf("B counts %v notifications received from A, want between 1 and the %v the Destination took", bGot, notes)
 	}
 	if got := metric(t, a, "viaduct_notify_payloads_published_total", `collection="s"`); got < notes {
 		t.Errorf("A counts %v payloads published, the Destination took %v", got, notes)
