@@ -12,7 +12,7 @@ import (
 type catalogCollector struct {
 	n *Node
 
-	resources, bytes, changes, applied, lag *prometheus.Desc
+	resources, bytes, changes, applied, lag, outranked *prometheus.Desc
 }
 
 func newCatalogCollector(n *Node) *catalogCollector {
@@ -26,11 +26,13 @@ func newCatalogCollector(n *Node) *catalogCollector {
 		changes:   d("changes", "Length of the aggregator's change log."),
 		applied:   d("last_applied_seq", "EVENTS sequence of the last event applied to the catalog."),
 		lag:       d("lag_events", "Events published on EVENTS and not yet applied to this node's catalog."),
+		outranked: prometheus.NewDesc("viaduct_catalog_outranked_events_total",
+			"Events applied without effect because the catalog already held a later change of the same resource (workers finished out of order).", nil, nil),
 	}
 }
 
 func (c *catalogCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.resources, c.bytes, c.changes, c.applied, c.lag} {
+	for _, d := range []*prometheus.Desc{c.resources, c.bytes, c.changes, c.applied, c.lag, c.outranked} {
 		ch <- d
 	}
 }
@@ -46,6 +48,7 @@ func (c *catalogCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.bytes, prometheus.GaugeValue, float64(st.Bytes))
 	ch <- prometheus.MustNewConstMetric(c.changes, prometheus.GaugeValue, float64(st.Changes))
 	ch <- prometheus.MustNewConstMetric(c.applied, prometheus.GaugeValue, float64(st.LastApplied))
+	ch <- prometheus.MustNewConstMetric(c.outranked, prometheus.CounterValue, float64(c.n.cat.Outranked()))
 	if last, err := c.n.q.LastEventSeq(ctx); err == nil && last >= st.LastApplied {
 		ch <- prometheus.MustNewConstMetric(c.lag, prometheus.GaugeValue, float64(last-st.LastApplied))
 	}
