@@ -56,7 +56,7 @@ func Open(ctx context.Context, path string, logger *slog.Logger) (*Catalog, erro
 		return nil, fmt.Errorf("open catalog %s: %w", path, err)
 	}
 	c := &Catalog{path: abs, log: logger}
-	c.writer, err = sql.Open("sqlite3", dsn(abs, "_txlock=immediate&_cache_size=-65536"))
+	c.writer, err = sql.Open("sqlite3", dsn(abs, "_txlock=immediate&_cache_size=-16384"))
 	if err != nil {
 		return nil, fmt.Errorf("open catalog %s: %w", abs, err)
 	}
