@@ -60,57 +60,76 @@ func (p *packer) time(t time.Time) {
 	}
 }
 
-// unpacker reads a pack in the order it was written. The first error
-// sticks; the fields read after it are zero.
+// unpacker reads a pack in the order it was written. It reads a string,
+// not bytes: the streaming reads take each row as one string (see
+// ScanResources), so that every string field is a substring of it and
+// costs no allocation of its own. The first error sticks; the fields read
+// after it are zero.
 type unpacker struct {
-	b   []byte
+	s   string
 	err error
 }
 
 func (u *unpacker) fail() {
 	u.err = errPack
-	u.b = nil
+	u.s = ""
 }
 
-// bytes returns the next byte string, aliasing the pack.
-func (u *unpacker) bytes() []byte {
-	n, k := binary.Uvarint(u.b)
-	if k <= 0 || uint64(len(u.b)-k) < n {
-		u.fail()
-		return nil
+// uvarint reads an unsigned varint as encoding/binary writes it.
+func (u *unpacker) uvarint() uint64 {
+	var x uint64
+	for i := 0; i < len(u.s) && i < binary.MaxVarintLen64; i++ {
+		c := u.s[i]
+		if c < 0x80 {
+			if i == binary.MaxVarintLen64-1 && c > 1 {
+				break
+			}
+			u.s = u.s[i+1:]
+			return x | uint64(c)<<(7*i)
+		}
+		x |= uint64(c&0x7f) << (7 * i)
 	}
-	s := u.b[k : k+int(n)]
-	u.b = u.b[k+int(n):]
+	u.fail()
+	return 0
+}
+
+// str returns the next string, a substring of the pack.
+func (u *unpacker) str() string {
+	n := u.uvarint()
+	if u.err != nil || uint64(len(u.s)) < n {
+		u.fail()
+		return ""
+	}
+	s := u.s[:n]
+	u.s = u.s[n:]
 	return s
 }
 
 func (u *unpacker) int() int64 {
-	n, k := binary.Varint(u.b)
-	if k <= 0 {
-		u.fail()
-		return 0
+	ux := u.uvarint()
+	x := int64(ux >> 1)
+	if ux&1 != 0 {
+		x = ^x
 	}
-	u.b = u.b[k:]
-	return n
+	return x
 }
 
 func (u *unpacker) time() time.Time {
-	if len(u.b) == 0 {
+	if len(u.s) == 0 {
 		u.fail()
 		return time.Time{}
 	}
-	kind := u.b[0]
-	u.b = u.b[1:]
+	kind := u.s[0]
+	u.s = u.s[1:]
 	if kind == 0 {
 		return time.Time{}
 	}
 	sec := u.int()
-	ns, k := binary.Uvarint(u.b)
-	if k <= 0 || ns >= 1e9 {
+	ns := u.uvarint()
+	if u.err != nil || ns >= 1e9 {
 		u.fail()
 		return time.Time{}
 	}
-	u.b = u.b[k:]
 	t := time.Unix(sec, int64(ns))
 	switch kind {
 	case 1:
@@ -122,12 +141,16 @@ func (u *unpacker) time() time.Time {
 	return time.Time{}
 }
 
-// interned returns b as a string, reusing prev when they are equal: types,
-// sources and ops repeat from row to row, and reusing them saves an
-// allocation each.
-func interned(prev string, b []byte) string {
-	if string(b) == prev {
-		return prev
+// flag reads a presence byte.
+func (u *unpacker) flag() bool {
+	if len(u.s) == 0 {
+		u.fail()
+		return false
 	}
-	return string(b)
+	f := u.s[0]
+	u.s = u.s[1:]
+	if f > 1 {
+		u.fail()
+	}
+	return f == 1
 }

@@ -84,70 +84,77 @@ func (p *packer) packChange(h *changeHead, u *upFacts) {
 }
 
 // packDecoder turns packs back into the package's types, reusing its hash
-// slice, length and the strings that repeat from one row to the next.
+// slice and length. The strings it fills are substrings of the pack.
 type packDecoder struct {
 	hashText string
 	hashes   resourcesync.Hashes
 	upLength int64
 }
 
-// state fills rs (but its Collection and URI) from a resource's packs.
-func (d *packDecoder) state(copyPack, upPack []byte, rs *ResourceState) error {
+// state fills rs (but its Collection) from a resource's packs and URI
+// read as one string: copy_pack || up_pack || uri. The two packs end
+// where their last field does, so the rest of the row is the URI.
+func (d *packDecoder) state(row string, rs *ResourceState) error {
 	r := &rs.Resource
-	u := unpacker{b: copyPack}
-	r.SHA256 = interned(r.SHA256, u.bytes())
-	r.MD5 = interned(r.MD5, u.bytes())
+	u := unpacker{s: row}
+	r.SHA256 = u.str()
+	r.MD5 = u.str()
 	r.Length = u.int()
-	r.Type = interned(r.Type, u.bytes())
+	r.Type = u.str()
 	r.Changed = time.UnixMicro(u.int()).UTC()
 	r.Seq = uint64(u.int())
-	rs.Op = interned(rs.Op, u.bytes())
+	rs.Op = u.str()
 	r.Deleted = rs.Op == resourcesync.Deleted
-	if u.err != nil || len(u.b) != 0 {
-		return fmt.Errorf("resource %s: copy: %w", r.URI, errPack)
+	if u.err != nil {
+		return fmt.Errorf("resource row: copy: %w", errPack)
 	}
-	if err := d.upstream(upPack, &r.Source, &r.Origin, &r.Upstream); err != nil {
+	err := d.upstream(&u, &r.Source, &r.Origin, &r.Upstream)
+	r.URI = u.s
+	if err != nil {
 		return fmt.Errorf("resource %s: %w", r.URI, err)
 	}
 	return nil
 }
 
 // logged fills ch (but its Collection) from a change-log pack.
-func (d *packDecoder) logged(pack []byte, ch *LoggedChange) error {
-	u := unpacker{b: pack}
+func (d *packDecoder) logged(pack string, ch *LoggedChange) error {
+	u := unpacker{s: pack}
 	ch.Seq = uint64(u.int())
-	ch.URI = interned(ch.URI, u.bytes())
-	ch.Op = interned(ch.Op, u.bytes())
+	ch.URI = u.str()
+	ch.Op = u.str()
 	ch.At = time.UnixMicro(u.int()).UTC()
 	ch.Received = time.UnixMicro(u.int()).UTC()
-	ch.SHA256 = interned(ch.SHA256, u.bytes())
-	ch.MD5 = interned(ch.MD5, u.bytes())
+	ch.SHA256 = u.str()
+	ch.MD5 = u.str()
 	ch.Length = u.int()
-	ch.Type = interned(ch.Type, u.bytes())
-	ch.UpstreamOp = interned(ch.UpstreamOp, u.bytes())
+	ch.Type = u.str()
+	ch.UpstreamOp = u.str()
 	if u.err != nil {
 		return fmt.Errorf("change %d: %w", ch.Seq, errPack)
 	}
 	var origin string
-	if err := d.upstream(u.b, &ch.Source, &origin, &ch.Upstream); err != nil {
+	if err := d.upstream(&u, &ch.Source, &origin, &ch.Upstream); err != nil {
 		return fmt.Errorf("change %d of %s: %w", ch.Seq, ch.URI, err)
+	}
+	if len(u.s) != 0 {
+		return fmt.Errorf("change %d of %s: %w", ch.Seq, ch.URI, errPack)
 	}
 	return nil
 }
 
-// upstream reads an up_pack into source, origin and up.
-func (d *packDecoder) upstream(pack []byte, source, origin *string, up *Upstream) error {
-	u := unpacker{b: pack}
-	*source = interned(*source, u.bytes())
-	*origin = interned(*origin, u.bytes())
+// upstream reads the fields of an up_pack from u into source, origin and
+// up, leaving u after them.
+func (d *packDecoder) upstream(u *unpacker, source, origin *string, up *Upstream) error {
+	*source = u.str()
+	*origin = u.str()
 	up.Time = u.time()
 	up.Modified = u.time()
-	hash := u.bytes()
+	hash := u.str()
 	if len(hash) == 0 {
 		up.Hash = nil
 	} else {
-		if string(hash) != d.hashText {
-			d.hashText = string(hash)
+		if hash != d.hashText {
+			d.hashText = hash
 			d.hashes = appendHashes(d.hashes[:0], d.hashText)
 		}
 		up.Hash = d.hashes
@@ -157,32 +164,18 @@ func (d *packDecoder) upstream(pack []byte, source, origin *string, up *Upstream
 		d.upLength = u.int()
 		up.Length = &d.upLength
 	}
-	up.Type = interned(up.Type, u.bytes())
+	up.Type = u.str()
 	up.Links = nil
 	if u.flag() {
-		links := u.bytes()
+		links := u.str()
 		if u.err == nil {
-			if err := json.Unmarshal(links, &up.Links); err != nil {
+			if err := json.Unmarshal([]byte(links), &up.Links); err != nil {
 				return fmt.Errorf("upstream links: %w", err)
 			}
 		}
 	}
-	if u.err != nil || len(u.b) != 0 {
+	if u.err != nil {
 		return fmt.Errorf("upstream: %w", errPack)
 	}
 	return nil
-}
-
-// flag reads a presence byte.
-func (u *unpacker) flag() bool {
-	if len(u.b) == 0 {
-		u.fail()
-		return false
-	}
-	f := u.b[0]
-	u.b = u.b[1:]
-	if f > 1 {
-		u.fail()
-	}
-	return f == 1
 }
