@@ -39,14 +39,25 @@ func (c *encoder) appendHeader(b []byte, h *Header) []byte {
 }
 
 func (c *encoder) appendEntry(b []byte, e *Entry, root Root) []byte {
+	b = appendEntryStart(b, root)
+	b = appendEscaped(b, e.Loc, false)
+	return c.appendEntryRest(b, e, root)
+}
+
+// appendEntryStart opens an entry up to the text of its loc.
+func appendEntryStart(b []byte, root Root) []byte {
+	if root == SitemapIndex {
+		return append(b, "<sitemap><loc>"...)
+	}
+	return append(b, "<url><loc>"...)
+}
+
+// appendEntryRest closes the loc and writes the rest of e.
+func (c *encoder) appendEntryRest(b []byte, e *Entry, root Root) []byte {
 	elem := "url"
 	if root == SitemapIndex {
 		elem = "sitemap"
 	}
-	b = append(b, '<')
-	b = append(b, elem...)
-	b = append(b, "><loc>"...)
-	b = appendEscaped(b, e.Loc, false)
 	b = append(b, "</loc>"...)
 	if !e.LastMod.IsZero() {
 		b = append(b, "<lastmod>"...)

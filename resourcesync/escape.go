@@ -55,6 +55,17 @@ func appendEscaped(b []byte, s string, attr bool) []byte {
 	return b
 }
 
+// appendEscapedBytes is appendEscaped of a byte slice; only a value that
+// needs escaping is turned into a string.
+func appendEscapedBytes(b, s []byte, attr bool) []byte {
+	for _, c := range s {
+		if needsEscape(c) {
+			return appendEscaped(b, string(s), attr)
+		}
+	}
+	return append(b, s...)
+}
+
 // needsEscape reports bytes that may need more than a copy: markup, control
 // characters and the start of any multi-byte sequence (checked for
 // validity the slow way).
