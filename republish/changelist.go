@@ -130,6 +130,7 @@ func (s *Server) serveChangeList(w http.ResponseWriter, r *http.Request, c *Coll
 			return 0, err
 		}
 		b := s.newEntryBuilder(c.Name)
+		b.bareLoc = true
 		var prev time.Time
 		n := 0
 		err = s.cat.Changes(ctx, c.Name, from, until, func(rec *Record) error {
@@ -137,12 +138,11 @@ func (s *Server) serveChangeList(w http.ResponseWriter, r *http.Request, c *Coll
 				s.log.WarnContext(ctx, "republish: change times not strictly increasing", "collection", c.Name, "uri", rec.URI, "seq", rec.Seq)
 			}
 			prev = rec.At
-			e, err := b.change(ctx, rec)
-			if err != nil {
+			if _, err := b.change(ctx, rec); err != nil {
 				return err
 			}
 			n++
-			return wr.Write(e)
+			return b.write(wr)
 		})
 		if err != nil && !errors.Is(err, errStop) {
 			return n, fmt.Errorf("collection %s: change list from %s: %w", c.Name, stamp, err)

@@ -22,6 +22,10 @@ type entryBuilder struct {
 	length  int64
 	links   []resourcesync.Link
 	buf     []byte
+	// bareLoc leaves the entry's Loc empty: a list writes each entry
+	// with write, which takes the URI from buf, so a million-entry list
+	// makes no string of each one.
+	bareLoc bool
 }
 
 func (s *Server) newEntryBuilder(coll string) *entryBuilder {
@@ -64,8 +68,17 @@ func (b *entryBuilder) fill(ctx context.Context, rec *Record) error {
 		return fmt.Errorf("collection %s: %w", b.coll, err)
 	}
 	b.md = resourcesync.MD{}
-	b.e = resourcesync.Entry{Loc: string(b.buf), LastMod: rec.At, MD: &b.md, Links: b.links}
+	b.e = resourcesync.Entry{LastMod: rec.At, MD: &b.md, Links: b.links}
+	if !b.bareLoc {
+		b.e.Loc = string(b.buf)
+	}
 	return nil
+}
+
+// write writes the entry just built to wr, with its URI from the
+// builder's buffer.
+func (b *entryBuilder) write(wr *resourcesync.Writer) error {
+	return wr.WriteLoc(b.buf, &b.e)
 }
 
 // copyFacts states the aggregator's copy: md5 and sha-256, length, type.

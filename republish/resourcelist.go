@@ -120,6 +120,7 @@ func (s *Server) sendResourceList(w http.ResponseWriter, r *http.Request, c *Col
 		write: func(out io.Writer) (int, error) {
 			ctx := r.Context()
 			b := s.newEntryBuilder(c.Name)
+			b.bareLoc = true
 			var wr *resourcesync.Writer
 			start := func() error {
 				st2, err := s.cat.Stats(ctx, c.Name)
@@ -140,12 +141,11 @@ func (s *Server) sendResourceList(w http.ResponseWriter, r *http.Request, c *Col
 						return err
 					}
 				}
-				e, err := b.resource(ctx, rec)
-				if err != nil {
+				if _, err := b.resource(ctx, rec); err != nil {
 					return err
 				}
 				n++
-				return wr.Write(e)
+				return b.write(wr)
 			})
 			if err != nil && !errors.Is(err, errStop) {
 				return n, fmt.Errorf("collection %s: resource list: %w", c.Name, err)
