@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
-	"github.com/viaduct-mirror/viaduct"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 )
 
@@ -97,73 +95,13 @@ func (p *pass) readIndex(d *document) ([]child, error) {
 	}
 }
 
-// changeList processes one Change List: it reads every entry first, so
-// that a list found out of order is refused whole, keeps the changes at or
-// after the cursor (equal times included, less those already queued at
-// exactly that time), coalesces several changes of one URI into the last,
-// queues them in order and then advances the cursor to the greatest change
-// time read.
+// changeList processes one Change List by the rules of queueChanges,
+// always moving the cursor to the greatest change time read, then keeps
+// the list's validators for the next read to be conditional.
 func (p *pass) changeList(ctx context.Context, d *document) error {
-	var (
-		batch []*viaduct.Change
-		last  = map[string]int{}
-		prev  time.Time
-		maxT  time.Time
-		atMax []string // ids of every change at maxT, coalesced ones included
-	)
-	for {
-		e, err := p.next(d)
-		if errors.Is(err, errEOF) {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		t := e.ChangeTime()
-		if t.IsZero() || e.MD == nil || e.MD.Change == "" {
-			p.badEntries++
-			p.h.m.errors.WithLabelValues(p.src.Name, kindEntry).Inc()
-			p.log.Warn("Change List entry without a change or a time, skipped", "uri", d.uri, "line", e.Line, "loc", e.Loc)
-			continue
-		}
-		if t.Before(prev) {
-			p.h.m.errors.WithLabelValues(p.src.Name, kindChronology).Inc()
-			return fmt.Errorf("source %s: %s line %d: change of %s at %s comes after one at %s: %w",
-				p.src.Name, d.uri, e.Line, e.Loc, resourcesync.FormatTime(t), resourcesync.FormatTime(prev), ErrNonChronological)
-		}
-		prev = t
-		if t.Before(p.st.changes) || !p.allowed(d, e) {
-			continue
-		}
-		c := p.change(d.uri, e, e.MD.Change, t)
-		id := c.MsgID()
-		if t.After(maxT) {
-			maxT, atMax = t, atMax[:0]
-		}
-		atMax = append(atMax, id)
-		if t.Equal(p.st.changes) && p.st.tie[id] {
-			continue // queued by an earlier read
-		}
-		if i, ok := last[c.URI]; ok {
-			batch[i] = nil
-		}
-		last[c.URI] = len(batch)
-		batch = append(batch, c)
-	}
-	n := 0
-	for _, c := range batch {
-		if c == nil {
-			continue
-		}
-		if err := p.publish(ctx, c); err != nil {
-			return err
-		}
-		n++
-	}
-	if !maxT.IsZero() {
-		if err := p.advance(ctx, maxT, atMax); err != nil {
-			return err
-		}
+	n, err := p.queueChanges(ctx, d, "Change List", func() (*resourcesync.Entry, error) { return p.next(d) }, true)
+	if err != nil {
+		return err
 	}
 	if n > 0 {
 		p.log.Info("Change List processed", "uri", d.uri, "queued", n, "cursor", p.st.changes)

@@ -3,10 +3,8 @@ package harvester
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
-	"github.com/viaduct-mirror/viaduct"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 	"github.com/viaduct-mirror/viaduct/websub"
 )
@@ -74,66 +72,24 @@ func (p *Push) apply(ctx context.Context, s *source, topic string, hd *resources
 	return nil
 }
 
-// pushed queues a notification's entries by the rules of a Change List:
-// the same Change, the same Policy check, changes before the cursor (or
-// queued already at its time) skipped, several changes of one URI
-// coalesced into the last. advance moves the cursor to the last change
-// time. Entries out of chronological order are a notification the
+// pushed queues a notification's entries by the rules of a Change List
+// (queueChanges): the same Change, the same Policy check, the same
+// cursor, tie and coalescing rules. advance moves the cursor to the last
+// change time. Entries out of chronological order are a notification the
 // Source got wrong: none is queued and a catch-up is asked for.
 func (ps *pass) pushed(ctx context.Context, topic string, entries []*resourcesync.Entry, advance bool) error {
 	d := &document{uri: topic}
-	var (
-		batch []*viaduct.Change
-		last  = map[string]int{}
-		prev  time.Time
-		maxT  time.Time
-		atMax []string
-	)
-	for _, e := range entries {
-		t := e.ChangeTime()
-		if t.IsZero() || e.MD == nil || e.MD.Change == "" {
-			ps.h.m.errors.WithLabelValues(ps.src.Name, kindEntry).Inc()
-			ps.log.Warn("notification entry without a change or a time, skipped", "uri", topic, "loc", e.Loc)
-			continue
+	i := 0
+	next := func() (*resourcesync.Entry, error) {
+		if i == len(entries) {
+			return nil, errEOF
 		}
-		if t.Before(prev) {
-			ps.h.m.errors.WithLabelValues(ps.src.Name, kindChronology).Inc()
-			return fmt.Errorf("source %s: notification on %s: change of %s at %s after one at %s: %w",
-				ps.src.Name, topic, e.Loc, resourcesync.FormatTime(t), resourcesync.FormatTime(prev), ErrNonChronological)
-		}
-		prev = t
-		if t.Before(ps.st.changes) || !ps.allowed(d, e) {
-			continue
-		}
-		c := ps.change(topic, e, e.MD.Change, t)
-		id := c.MsgID()
-		if t.After(maxT) {
-			maxT, atMax = t, atMax[:0]
-		}
-		atMax = append(atMax, id)
-		if t.Equal(ps.st.changes) && ps.st.tie[id] {
-			continue
-		}
-		if i, ok := last[c.URI]; ok {
-			batch[i] = nil
-		}
-		last[c.URI] = len(batch)
-		batch = append(batch, c)
+		i++
+		return entries[i-1], nil
 	}
-	n := 0
-	for _, c := range batch {
-		if c == nil {
-			continue
-		}
-		if err := ps.publish(ctx, c); err != nil {
-			return err
-		}
-		n++
-	}
-	if advance && !maxT.IsZero() {
-		if err := ps.advance(ctx, maxT, atMax); err != nil {
-			return err
-		}
+	n, err := ps.queueChanges(ctx, d, "notification", next, advance)
+	if err != nil {
+		return err
 	}
 	ps.log.Debug("notification queued", "uri", topic, "queued", n, "advanced", advance, "cursor", ps.st.changes)
 	return nil
