@@ -118,14 +118,18 @@ func (p *pass) baselinePackage(ctx context.Context, uri string, b *baselineRun) 
 		b.seen.add(l)
 	}
 	n := 0
+	q := p.newBatch()
 	for _, c := range take {
 		if c == nil {
 			continue
 		}
-		if err := p.publish(ctx, c); err != nil {
+		if err := q.add(ctx, c); err != nil {
 			return err
 		}
 		n++
+	}
+	if err := q.flush(ctx); err != nil {
+		return err
 	}
 	b.emitted += n
 	p.log.Info("Resource Dump package processed", "uri", uri, "entries", d.Len(), "queued", n)

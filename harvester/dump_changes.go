@@ -84,14 +84,19 @@ func (p *pass) changePackage(ctx context.Context, c child) error {
 		return err
 	}
 	n := 0
+	q := p.newBatch()
 	for _, ch := range take {
 		if ch == nil {
 			continue
 		}
-		if err := p.publish(ctx, ch); err != nil {
+		if err := q.add(ctx, ch); err != nil {
 			return err
 		}
 		n++
+	}
+	// The cursor moves only past changes queued.
+	if err := q.flush(ctx); err != nil {
+		return err
 	}
 	if !maxT.IsZero() {
 		if err := p.advance(ctx, maxT, atMax); err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/viaduct-mirror/viaduct"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 	"github.com/viaduct-mirror/viaduct/resourcesync/dump"
+	"github.com/viaduct-mirror/viaduct/storage"
 	"github.com/viaduct-mirror/viaduct/upstream"
 )
 
@@ -86,61 +87,79 @@ func (p *pass) check(ctx context.Context, d *dumpPackage, fn func(i int, e *reso
 // store reads the package again and commits the bitstream of every entry
 // whose change in take is set (by manifest position), marking the change
 // with its blob. Bytes reach the store only through dump.Body, whose end
-// is reported only for a verified bitstream.
+// is reported only for a verified bitstream. The bytes are written in
+// manifest order while the commits, which wait for the store to make
+// them durable, run several at a time (see storeCommits); store returns
+// once every commit it started has ended.
 func (p *pass) store(ctx context.Context, d *dumpPackage, take []*viaduct.Change) error {
 	i := 0
 	buf := make([]byte, 64<<10)
+	cm := newCommitter(ctx)
 	err := d.Entries(ctx, func(e *resourcesync.Entry, body *dump.Body) error {
 		c := take[i]
 		i++
 		if c == nil || body == nil {
 			return nil
 		}
-		b, err := p.storeBody(ctx, d.uri, e, body, buf)
+		w, blob, err := p.writeBody(ctx, d.uri, e, body, buf)
 		if err != nil {
 			return err
 		}
-		c.Blob = b
-		return nil
+		loc := e.Loc
+		return cm.run(func(ctx context.Context) error {
+			defer w.Abort()
+			key, err := w.Commit(ctx)
+			if err != nil {
+				return p.storeErr(d.uri, loc, "commit blob", err)
+			}
+			blob.SHA256 = key
+			c.Blob = blob
+			return nil
+		}, func() { w.Abort() })
 	})
+	cerr := cm.wait()
 	if err != nil {
 		return p.refused(err)
 	}
-	return nil
+	return cerr
 }
 
-// storeBody copies one verified bitstream into a new blob and commits it.
-func (p *pass) storeBody(ctx context.Context, pkg string, e *resourcesync.Entry, body *dump.Body, buf []byte) (*viaduct.StoredBlob, error) {
+// writeBody copies one verified bitstream into a new blob, not yet
+// committed, and returns it with what the store computed. On error the
+// blob has been aborted.
+func (p *pass) writeBody(ctx context.Context, pkg string, e *resourcesync.Entry, body *dump.Body, buf []byte) (storage.BlobWriter, *viaduct.StoredBlob, error) {
 	w, err := p.h.deps.Blobs.Create(ctx)
 	if err != nil {
-		return nil, p.storeErr(pkg, e, "start blob", err)
+		return nil, nil, p.storeErr(pkg, e.Loc, "start blob", err)
 	}
-	defer w.Abort()
+	ok := false
+	defer func() {
+		if !ok {
+			w.Abort()
+		}
+	}()
 	if _, err := io.CopyBuffer(writerOnly{w}, body, buf); err != nil {
 		var derr *dump.Error
 		if errors.As(err, &derr) {
-			return nil, err
+			return nil, nil, err
 		}
-		return nil, p.storeErr(pkg, e, "write blob", err)
+		return nil, nil, p.storeErr(pkg, e.Loc, "write blob", err)
 	}
 	sums, err := body.Verify()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	n, hs := w.Sum()
 	if n != body.Len() || hs.Verify(sums) != nil {
-		return nil, p.storeErr(pkg, e, "write blob", fmt.Errorf("the store computed %d bytes %s, the package gave %d bytes %s", n, hs, body.Len(), sums))
+		return nil, nil, p.storeErr(pkg, e.Loc, "write blob", fmt.Errorf("the store computed %d bytes %s, the package gave %d bytes %s", n, hs, body.Len(), sums))
 	}
-	key, err := w.Commit(ctx)
-	if err != nil {
-		return nil, p.storeErr(pkg, e, "commit blob", err)
-	}
-	return &viaduct.StoredBlob{SHA256: key, MD5: hs.Get(resourcesync.MD5), Length: n}, nil
+	ok = true
+	return w, &viaduct.StoredBlob{MD5: hs.Get(resourcesync.MD5), Length: n}, nil
 }
 
-func (p *pass) storeErr(pkg string, e *resourcesync.Entry, doing string, err error) error {
+func (p *pass) storeErr(pkg, loc string, doing string, err error) error {
 	p.h.m.errors.WithLabelValues(p.src.Name, kindStore).Inc()
-	return fmt.Errorf("source %s: dump package %s: entry %s: %s: %w", p.src.Name, pkg, e.Loc, doing, err)
+	return fmt.Errorf("source %s: dump package %s: entry %s: %s: %w", p.src.Name, pkg, loc, doing, err)
 }
 
 // refused names the Source in a package's refusal and counts it; other
