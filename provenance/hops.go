@@ -32,14 +32,21 @@ type Hop struct {
 }
 
 // Hops returns the chain origin -> upstream aggregator -> self for the
-// upstream change up and this aggregator's own hop. When the upstream entry
-// carries a via link, the upstream is an aggregator and the via link names
-// the origin; aggregators between the origin and the upstream are not
-// visible in ResourceSync documents (each keeps only the via link), so the
-// chain has at most three hops. Without a via link the upstream is the
-// origin and the chain has two.
+// upstream change up and this aggregator's own hop: the Upstream chain with
+// self, in the role RoleSelf, at its end.
 func Hops(up *viaduct.Change, self Hop) []Hop {
 	self.Role = RoleSelf
+	return append(Upstream(up), self)
+}
+
+// Upstream returns the chain up to the Source the change up was read from,
+// for the catalog to keep and the republisher to serve alike. When the
+// upstream entry carries a via link naming another resource, the upstream
+// is an aggregator and the via link names the origin; aggregators between
+// the origin and the upstream are not visible in ResourceSync documents
+// (each keeps only the via link), so the chain is then origin, aggregator.
+// Without such a link the upstream is the origin and the chain has one hop.
+func Upstream(up *viaduct.Change) []Hop {
 	direct := Hop{
 		URI:      up.URI,
 		Source:   up.Source,
@@ -49,7 +56,7 @@ func Hops(up *viaduct.Change, self Hop) []Hop {
 		Type:     up.Type,
 	}
 	for _, l := range up.Links {
-		if !strings.EqualFold(l.Rel, "via") {
+		if !strings.EqualFold(l.Rel, "via") || l.Href == "" || l.Href == up.URI {
 			continue
 		}
 		origin := Hop{Role: RoleOrigin, URI: l.Href, Modified: l.Modified, Hash: l.Hash, Length: l.Length, Type: l.Type}
@@ -57,10 +64,10 @@ func Hops(up *viaduct.Change, self Hop) []Hop {
 		if direct.Modified.IsZero() {
 			direct.Modified = up.Time
 		}
-		return []Hop{origin, direct, self}
+		return append(make([]Hop, 0, 3), origin, direct) // room for Hops' self
 	}
 	direct.Role = RoleOrigin
-	return []Hop{direct, self}
+	return append(make([]Hop, 0, 2), direct)
 }
 
 // OriginURI is the URI of the resource at its origin: the href of the

@@ -9,16 +9,17 @@ import (
 	"time"
 
 	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/provenance"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 )
 
-// Roles of a Hop.
+// Roles of a Hop, those of package provenance.
 const (
 	// RoleOrigin is the Source where the resource was first published.
-	RoleOrigin = "origin"
+	RoleOrigin = provenance.RoleOrigin
 	// RoleAggregator is a copy along the way: an upstream aggregator, or
 	// this one as the last hop.
-	RoleAggregator = "aggregator"
+	RoleAggregator = provenance.RoleAggregator
 )
 
 // Hop is one place a resource passed through on its way here, with what
@@ -35,22 +36,16 @@ type Hop struct {
 	Length     *int64              `json:"length,omitempty"`
 }
 
-// upstreamHops is the chain up to the Source the event came from: the
-// origin (the href of the upstream's rel="via" link if it has one, else the
-// upstream itself), then the upstream when it is an aggregator. A via link
-// names the origin, not the aggregators in between, so those are unknown.
+// upstreamHops is the chain up to the Source the event came from, as
+// provenance.Upstream builds it (origin, then the upstream when it is an
+// aggregator), in the fields the catalog keeps.
 func upstreamHops(ev *viaduct.Event) []Hop {
-	up := &ev.Upstream
-	self := Hop{URI: ev.URI, Role: RoleOrigin, Modified: up.Modified, Hash: up.Hash, Length: up.Length}
-	for _, l := range up.Links {
-		if l.Rel != "via" || l.Href == "" || l.Href == ev.URI {
-			continue
-		}
-		self.Role = RoleAggregator
-		origin := Hop{URI: l.Href, Role: RoleOrigin, Modified: l.Modified, Hash: l.Hash, Length: l.Length}
-		return []Hop{origin, self}
+	chain := provenance.Upstream(&ev.Upstream)
+	out := make([]Hop, len(chain))
+	for i, h := range chain {
+		out[i] = Hop{URI: h.URI, Role: h.Role, Modified: h.Modified, Hash: h.Hash, Length: h.Length}
 	}
-	return []Hop{self}
+	return out
 }
 
 // Provenance returns the chain of hops of the resource known by uri, from
