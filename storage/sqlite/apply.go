@@ -128,7 +128,7 @@ func (c *Catalog) Skip(ctx context.Context, seq uint64) error {
 // skipped), 0 for a new catalog: the applier resumes after it.
 func (c *Catalog) LastApplied(ctx context.Context) (uint64, error) {
 	var seq int64
-	if err := c.reader.QueryRowContext(ctx, `SELECT seq FROM applied WHERE id = 1`).Scan(&seq); err != nil {
+	if err := c.reads.lastApplied.QueryRowContext(ctx).Scan(&seq); err != nil {
 		return 0, fmt.Errorf("read last applied: %w", err)
 	}
 	return uint64(seq), nil

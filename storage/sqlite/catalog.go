@@ -39,6 +39,7 @@ type Catalog struct {
 	// which those very reads make while they stream.
 	scans *sql.DB
 	stmts writeStmts
+	reads readStmts
 	// outranked counts the events that arrived after a later statement
 	// of their Source (see Outranked).
 	outranked atomic.Uint64
@@ -85,6 +86,10 @@ func Open(ctx context.Context, path string, logger *slog.Logger) (*Catalog, erro
 		c.Close()
 		return nil, fmt.Errorf("open catalog %s: readers: %w", abs, err)
 	}
+	if err := c.reads.prepare(ctx, c.reader); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("open catalog %s: readers: %w", abs, err)
+	}
 	if c.scans, err = openScans(abs); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("open catalog %s: streaming readers: %w", abs, err)
@@ -110,6 +115,7 @@ func (c *Catalog) Close() error {
 	if c.scans != nil {
 		errs = append(errs, c.scans.Close())
 	}
+	errs = append(errs, c.reads.close())
 	if c.reader != nil {
 		errs = append(errs, c.reader.Close())
 	}

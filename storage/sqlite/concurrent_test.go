@@ -44,6 +44,9 @@ func TestReadersDuringWrites(t *testing.T) {
 				// The applied seq and the change log of one snapshot agree:
 				// every event creates a resource, so the log is 1..seq.
 				st, err := c.Stats(ctx)
+				if ctx.Err() != nil {
+					return
+				}
 				if err != nil {
 					errs <- fmt.Errorf("reader %d: %w", r, err)
 					return

@@ -69,8 +69,7 @@ func scanResource(s scanner) (*Resource, error) {
 // fetch workers and the harvester compare with a change. ErrNotFound if
 // the catalog has no row of it.
 func (c *Catalog) Resource(ctx context.Context, collection, uri string) (*Resource, error) {
-	row := c.reader.QueryRowContext(ctx, `SELECT `+resourceCols+` FROM resources
-		WHERE collection = ? AND uri = ?`, collection, uri)
+	row := c.reads.resource.QueryRowContext(ctx, collection, uri)
 	r, err := scanResource(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("resource %s in collection %s: %w", uri, collection, ErrNotFound)
@@ -114,9 +113,9 @@ func (c *Catalog) SourceResources(ctx context.Context, source string, fn func(*R
 // "already stored, do not fetch again". ErrNotFound if there is none, or if
 // hs has neither digest.
 func (c *Catalog) HeldByHash(ctx context.Context, source string, hs resourcesync.Hashes, length *int64) (*Resource, error) {
-	col, val := "sha256", hs.Get(resourcesync.SHA256)
+	st, val := c.reads.bySHA256, hs.Get(resourcesync.SHA256)
 	if val == "" {
-		col, val = "md5", hs.Get(resourcesync.MD5)
+		st, val = c.reads.byMD5, hs.Get(resourcesync.MD5)
 	}
 	if val == "" {
 		return nil, fmt.Errorf("resource of source %s with hash %q: %w", source, hs, ErrNotFound)
@@ -125,10 +124,7 @@ func (c *Catalog) HeldByHash(ctx context.Context, source string, hs resourcesync
 	if length != nil {
 		n = sql.NullInt64{Int64: *length, Valid: true}
 	}
-	// col is one of two constants above, never input.
-	row := c.reader.QueryRowContext(ctx, `SELECT `+resourceCols+` FROM resources
-		WHERE source = ? AND `+col+` = ? AND deleted = 0 AND (?3 IS NULL OR length = ?3)
-		ORDER BY changed DESC LIMIT 1`, source, val, n)
+	row := st.QueryRowContext(ctx, source, val, n)
 	r, err := scanResource(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("resource of source %s with hash %s: %w", source, hs, ErrNotFound)

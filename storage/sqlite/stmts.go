@@ -76,3 +76,51 @@ func (s *writeStmts) close() error {
 	}
 	return errors.Join(errs...)
 }
+
+// readStmts are the hot reads of the fetch workers and the harvester,
+// prepared once on the reader pool (database/sql prepares each on a
+// connection the first time that connection runs it): preparing the
+// query anew for every change cost more than running it.
+type readStmts struct {
+	resource, lastApplied *sql.Stmt
+	bySHA256, byMD5       *sql.Stmt
+}
+
+// heldByHashSQL finds a held copy by one digest column; col is one of
+// two constants, never input.
+func heldByHashSQL(col string) string {
+	return `SELECT ` + resourceCols + ` FROM resources
+		WHERE source = ? AND ` + col + ` = ? AND deleted = 0 AND (?3 IS NULL OR length = ?3)
+		ORDER BY changed DESC LIMIT 1`
+}
+
+// prepare prepares every statement of s on the reader pool.
+func (s *readStmts) prepare(ctx context.Context, db *sql.DB) error {
+	for _, p := range []struct {
+		dst **sql.Stmt
+		sql string
+	}{
+		{&s.resource, `SELECT ` + resourceCols + ` FROM resources WHERE collection = ? AND uri = ?`},
+		{&s.bySHA256, heldByHashSQL("sha256")},
+		{&s.byMD5, heldByHashSQL("md5")},
+		{&s.lastApplied, `SELECT seq FROM applied WHERE id = 1`},
+	} {
+		st, err := db.PrepareContext(ctx, p.sql)
+		if err != nil {
+			return fmt.Errorf("prepare %q: %w", p.sql, err)
+		}
+		*p.dst = st
+	}
+	return nil
+}
+
+// close closes every prepared statement.
+func (s *readStmts) close() error {
+	var errs []error
+	for _, st := range []*sql.Stmt{s.resource, s.bySHA256, s.byMD5, s.lastApplied} {
+		if st != nil {
+			errs = append(errs, st.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
