@@ -110,7 +110,9 @@ func (p *pass) store(ctx context.Context, d *dumpPackage, take []*viaduct.Change
 			defer w.Abort()
 			key, err := w.Commit(ctx)
 			if err != nil {
-				return p.storeErr(d.uri, loc, "commit blob", err)
+				// Counted once, in store: the commits in flight
+				// when one fails are cancelled and fail too.
+				return fmt.Errorf("source %s: dump package %s: entry %s: commit blob: %w", p.src.Name, d.uri, loc, err)
 			}
 			blob.SHA256 = key
 			c.Blob = blob
@@ -118,8 +120,11 @@ func (p *pass) store(ctx context.Context, d *dumpPackage, take []*viaduct.Change
 		}, func() { w.Abort() })
 	})
 	cerr := cm.wait()
-	if err != nil {
+	if err != nil && err != cerr {
 		return p.refused(err)
+	}
+	if cerr != nil {
+		p.h.m.errors.WithLabelValues(p.src.Name, kindStore).Inc()
 	}
 	return cerr
 }
