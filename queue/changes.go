@@ -16,34 +16,53 @@ import (
 // even on a server that never answers.
 const pollWait = 5 * time.Second
 
+// pullBatch is how many changes one pull may take when several are
+// waiting: one round trip to the server then serves that many Next calls.
+// It stays small, since a change taken waits in the stream's buffer with
+// its ack timer running until a worker is free.
+const pullBatch = 16
+
 // ChangeStream hands out changes from the shared CHANGES consumer. Any
 // number of ChangeStreams, in any number of processes, share the work:
-// each change goes to one worker at a time.
+// each change goes to one worker at a time. One ChangeStream may serve
+// many workers at once: it pulls up to pullBatch changes at a time and
+// hands them out one by one.
 type ChangeStream struct {
 	q    *Queue
 	cons jetstream.Consumer
+	// turn is held (a token in a channel, so that waiting for it heeds
+	// ctx) by the one Next that pulls or takes from buf.
+	turn chan struct{}
+	buf  []jetstream.Msg
 }
 
-// Changes returns a stream of changes for one worker.
+// Changes returns a stream of changes for the workers of one process.
 func (q *Queue) Changes(ctx context.Context) (*ChangeStream, error) {
 	c, err := q.js.Consumer(ctx, StreamChanges, q.cfg.Consumer)
 	if err != nil {
 		return nil, fmt.Errorf("queue: open consumer %s on %s: %w", q.cfg.Consumer, StreamChanges, err)
 	}
-	return &ChangeStream{q: q, cons: c}, nil
+	s := &ChangeStream{q: q, cons: c, turn: make(chan struct{}, 1)}
+	s.turn <- struct{}{}
+	return s, nil
 }
 
 // Next blocks until a change is available or ctx is done. A message that
 // does not decode as a Change is dead-lettered with the decode error and
-// skipped, so that a poison message never blocks the queue.
+// skipped, so that a poison message never blocks the queue. It is safe to
+// call from many goroutines.
 func (s *ChangeStream) Next(ctx context.Context) (*ChangeMsg, error) {
+	select {
+	case <-s.turn:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { s.turn <- struct{}{} }()
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		pctx, cancel := context.WithTimeout(ctx, pollWait)
-		msg, err := s.cons.Next(jetstream.FetchContext(pctx))
-		cancel()
+		msg, err := s.take(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -66,6 +85,40 @@ func (s *ChangeStream) Next(ctx context.Context) (*ChangeMsg, error) {
 		}
 		// Poison: m has been dead-lettered; fetch the next one.
 	}
+}
+
+// take returns the next buffered message, else pulls: first whatever is
+// waiting, up to pullBatch, without waiting; when nothing is, one message,
+// waiting up to pollWait for it.
+func (s *ChangeStream) take(ctx context.Context) (jetstream.Msg, error) {
+	if len(s.buf) == 0 {
+		if batch, err := s.cons.FetchNoWait(pullBatch); err == nil {
+			for m := range batch.Messages() {
+				s.buf = append(s.buf, m)
+			}
+		}
+	}
+	if len(s.buf) > 0 {
+		m := s.buf[0]
+		s.buf[0] = nil
+		s.buf = s.buf[1:]
+		return m, nil
+	}
+	pctx, cancel := context.WithTimeout(ctx, pollWait)
+	defer cancel()
+	return s.cons.Next(jetstream.FetchContext(pctx))
+}
+
+// Release hands back, for immediate redelivery, the changes pulled and not
+// yet given to a worker: the workers call it when they stop, so that those
+// changes need not wait out their ack timers.
+func (s *ChangeStream) Release() {
+	<-s.turn
+	defer func() { s.turn <- struct{}{} }()
+	for _, m := range s.buf {
+		m.Nak()
+	}
+	s.buf = nil
 }
 
 // ChangeMsg is one delivery of a change to a worker. The worker acks it

@@ -1,0 +1,69 @@
+package queue
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/viaduct-mirror/viaduct"
+)
+
+// PendingEvent is an event sent to EVENTS whose acknowledgement has not
+// been awaited yet: the fetch workers go on with their next change while
+// the server stores it, and ack the change only once Wait returns nil.
+type PendingEvent struct {
+	q   *Queue
+	e   *viaduct.Event
+	f   jetstream.PubAckFuture
+	seq uint64
+}
+
+// PublishEventAsync sends one event to EVENTS without waiting for the
+// server, de-duplicated by its MsgID exactly as PublishEvent. The event is
+// durable only once the returned PendingEvent's Wait returns nil. When the
+// client has too many publishes pending it publishes synchronously.
+func (q *Queue) PublishEventAsync(ctx context.Context, e *viaduct.Event) (*PendingEvent, error) {
+	data, err := json.Marshal(e)
+	if err != nil {
+		return nil, fmt.Errorf("queue: publish event for %s (%s) in collection %q: %w", e.URI, e.Op, e.Collection, err)
+	}
+	msg := nats.NewMsg(EventSubject(e.Collection))
+	msg.Data = data
+	q.inject(ctx, msg.Header)
+	f, err := q.js.PublishMsgAsync(msg, jetstream.WithMsgID(headerSafeID(e.MsgID())), jetstream.WithExpectStream(StreamEvents))
+	if err == nil {
+		return &PendingEvent{q: q, e: e, f: f}, nil
+	}
+	if !errors.Is(err, jetstream.ErrTooManyStalledMsgs) {
+		return nil, fmt.Errorf("queue: publish event for %s (%s) in collection %q: %w", e.URI, e.Op, e.Collection, err)
+	}
+	ack, err := q.publishMsg(ctx, StreamEvents, msg, e.MsgID())
+	if err != nil {
+		return nil, fmt.Errorf("queue: publish event for %s (%s) in collection %q: %w", e.URI, e.Op, e.Collection, err)
+	}
+	return &PendingEvent{q: q, e: e, seq: ack.Sequence}, nil
+}
+
+// Wait waits for the server to store the event and returns its stream
+// sequence (the original one for a duplicate), or why it was not stored.
+func (p *PendingEvent) Wait(ctx context.Context) (uint64, error) {
+	if p.f == nil {
+		return p.seq, nil
+	}
+	select {
+	case ack := <-p.f.Ok():
+		if ack.Duplicate {
+			p.q.metrics.duplicates.WithLabelValues(StreamEvents).Inc()
+		} else {
+			p.q.metrics.published.WithLabelValues(StreamEvents).Inc()
+		}
+		return ack.Sequence, nil
+	case err := <-p.f.Err():
+		return 0, fmt.Errorf("queue: publish event for %s (%s) in collection %q: %w", p.e.URI, p.e.Op, p.e.Collection, err)
+	case <-ctx.Done():
+		return 0, fmt.Errorf("queue: publish event for %s (%s) in collection %q: %w", p.e.URI, p.e.Op, p.e.Collection, ctx.Err())
+	}
+}
