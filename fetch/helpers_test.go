@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/internal/testutil"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/queue/queuetest"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
@@ -26,16 +27,10 @@ const (
 	testCollection = "sim-coll"
 )
 
-// eventually polls cond until it holds or d has passed.
+// eventually waits for cond with the project's one polling helper.
 func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Eventually(t, d, what, cond)
 }
 
 // startSim serves a simulated Source on loopback for the rest of the test.
@@ -139,15 +134,7 @@ func publishAll(t testing.TB, q *queue.Queue, cs []viaduct.Change) {
 // streamMsgs is how many messages stream holds now.
 func streamMsgs(t testing.TB, q *queue.Queue, stream string) uint64 {
 	t.Helper()
-	s, err := q.JetStream().Stream(context.Background(), stream)
-	if err != nil {
-		t.Fatalf("stream %s: %v", stream, err)
-	}
-	info, err := s.Info(context.Background())
-	if err != nil {
-		t.Fatalf("stream %s info: %v", stream, err)
-	}
-	return info.State.Msgs
+	return testutil.StreamMsgs(t, q.JetStream(), stream)
 }
 
 // events reads every event on EVENTS, in order.

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/internal/testutil"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/queue/queuetest"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
@@ -274,17 +275,8 @@ func expected(changes []sim.Change) []sim.Change {
 	return out
 }
 
-// eventually polls cond until it holds or d has passed.
-func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
+// eventually waits for cond with the project's one polling helper.
+func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.After(d)
-	for !cond() {
-		select {
-		case <-tick.C:
-		case <-deadline:
-			t.Fatalf("waited %s for %s", d, what)
-		}
-	}
+	testutil.Eventually(t, d, what, cond)
 }

@@ -7,20 +7,15 @@ import (
 	"time"
 
 	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/internal/testutil"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 )
 
-// eventually polls cond until it holds or d has passed.
-func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
+// eventually waits for cond with the project's one polling helper.
+func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Eventually(t, d, what, cond)
 }
 
 // testChange is the i-th change of a source with dots and spaces in its
@@ -45,17 +40,9 @@ func testEvent(i int) *viaduct.Event {
 }
 
 // streamMsgs is how many messages stream holds now.
-func streamMsgs(t *testing.T, q *queue.Queue, stream string) uint64 {
+func streamMsgs(t testing.TB, q *queue.Queue, stream string) uint64 {
 	t.Helper()
-	s, err := q.JetStream().Stream(context.Background(), stream)
-	if err != nil {
-		t.Fatalf("stream %s: %v", stream, err)
-	}
-	info, err := s.Info(context.Background())
-	if err != nil {
-		t.Fatalf("stream %s info: %v", stream, err)
-	}
-	return info.State.Msgs
+	return testutil.StreamMsgs(t, q.JetStream(), stream)
 }
 
 func ctxTimeout(t *testing.T, d time.Duration) context.Context {

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -10,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/viaduct-mirror/viaduct/internal/testutil"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 )
 
@@ -112,18 +112,8 @@ func parse(r io.Reader) (doc, error) {
 	}
 }
 
-// eventually polls cond until it holds or the deadline passes.
+// eventually waits for cond with the project's one polling helper.
 func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting for %s", what)
-		case <-tick.C:
-		}
-	}
+	testutil.Eventually(t, d, what, cond)
 }

@@ -1,0 +1,41 @@
+package testutil
+
+import (
+	"testing"
+	"time"
+)
+
+func TestEventuallyReturnsOnceTheConditionHolds(t *testing.T) {
+	n := 0
+	Eventually(t, 5*time.Second, "three polls", func() bool { n++; return n == 3 })
+	if n != 3 {
+		t.Errorf("polled %d times, want 3", n)
+	}
+}
+
+// fatalRecorder records Fatalf instead of ending the test.
+type fatalRecorder struct {
+	testing.TB
+	failed bool
+}
+
+func (r *fatalRecorder) Helper() {}
+func (r *fatalRecorder) Fatalf(string, ...any) {
+	r.failed = true
+	panic(r)
+}
+
+func TestEventuallyFailsAtTheDeadline(t *testing.T) {
+	r := &fatalRecorder{TB: t}
+	func() {
+		defer func() {
+			if p := recover(); p != nil && p != r {
+				panic(p)
+			}
+		}()
+		Eventually(r, 20*time.Millisecond, "never", func() bool { return false })
+	}()
+	if !r.failed {
+		t.Error("Eventually returned without failing for a condition that never holds")
+	}
+}
