@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/viaduct-mirror/viaduct/harvester"
+	"github.com/viaduct-mirror/viaduct/internal/testutil"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/sim"
 )
@@ -21,15 +22,7 @@ import (
 // timeout passes first. It is the only way these tests wait.
 func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %s for %s", timeout, what)
-		}
-		<-tick.C
-	}
+	testutil.Eventually(t, timeout, what, cond)
 }
 
 // startSource serves a simulated Source on loopback until the test ends.
@@ -126,15 +119,7 @@ func mustSync(t testing.TB, n *Node, name string) {
 // streamMsgs is how many messages a stream holds now.
 func streamMsgs(t testing.TB, q *queue.Queue, stream string) uint64 {
 	t.Helper()
-	s, err := q.JetStream().Stream(context.Background(), stream)
-	if err != nil {
-		t.Fatalf("stream %s: %v", stream, err)
-	}
-	info, err := s.Info(context.Background())
-	if err != nil {
-		t.Fatalf("stream %s info: %v", stream, err)
-	}
-	return info.State.Msgs
+	return testutil.StreamMsgs(t, q.JetStream(), stream)
 }
 
 // settled reports whether the node has nothing left to do: every queued
