@@ -13,6 +13,7 @@ import (
 
 	"github.com/viaduct-mirror/viaduct"
 	"github.com/viaduct-mirror/viaduct/internal/testutil"
+	"github.com/viaduct-mirror/viaduct/internal/testutil/simtest"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/queue/queuetest"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
@@ -39,16 +40,7 @@ func startSim(t testing.TB, cfg sim.Config) *sim.Server {
 	if cfg.Seed == 0 {
 		cfg.Seed = 7
 	}
-	src, err := sim.New(cfg)
-	if err != nil {
-		t.Fatalf("sim: %v", err)
-	}
-	srv, err := sim.Listen("127.0.0.1:0", src, nil)
-	if err != nil {
-		t.Fatalf("sim listen: %v", err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	return srv
+	return simtest.Serve(t, cfg)
 }
 
 // clientsFor returns the Client lookup of a node whose only Source is

@@ -14,6 +14,7 @@ import (
 
 	"github.com/viaduct-mirror/viaduct/harvester"
 	"github.com/viaduct-mirror/viaduct/internal/testutil"
+	"github.com/viaduct-mirror/viaduct/internal/testutil/simtest"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/sim"
 )
@@ -28,16 +29,7 @@ func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool)
 // startSource serves a simulated Source on loopback until the test ends.
 func startSource(t testing.TB, cfg sim.Config) *sim.Server {
 	t.Helper()
-	src, err := sim.New(cfg)
-	if err != nil {
-		t.Fatalf("sim: %v", err)
-	}
-	srv, err := sim.Listen("127.0.0.1:0", src, nil)
-	if err != nil {
-		t.Fatalf("sim listen: %v", err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	return srv
+	return simtest.Serve(t, cfg)
 }
 
 // sourceConfig is a loopback Source polled only when a test asks.
