@@ -25,6 +25,20 @@ type Publisher interface {
 	PublishEvent(ctx context.Context, e *viaduct.Event) (uint64, error)
 }
 
+// AsyncPublisher is a Publisher that can also send an event without
+// waiting for the server: a worker then takes its next change while the
+// event is stored, and acks the change once Wait returns nil.
+// *queue.Queue is one; with any other Publisher each worker waits.
+type AsyncPublisher interface {
+	PublishEventAsync(ctx context.Context, e *viaduct.Event) (*queue.PendingEvent, error)
+}
+
+// Releaser is a ChangeSource holding changes it pulled and has not handed
+// out; the pool calls Release once its workers stop.
+type Releaser interface {
+	Release()
+}
+
 // Catalog is what the workers ask the node's catalog before fetching:
 // whether the copy is already held, by URI or by hash. *sqlite.Catalog is
 // the real one. Both return an error wrapping sqlite.ErrNotFound when
@@ -35,9 +49,11 @@ type Catalog interface {
 }
 
 var (
-	_ ChangeSource = (*queue.ChangeStream)(nil)
-	_ Publisher    = (*queue.Queue)(nil)
-	_ Catalog      = (*sqlite.Catalog)(nil)
+	_ ChangeSource   = (*queue.ChangeStream)(nil)
+	_ Publisher      = (*queue.Queue)(nil)
+	_ AsyncPublisher = (*queue.Queue)(nil)
+	_ Releaser       = (*queue.ChangeStream)(nil)
+	_ Catalog        = (*sqlite.Catalog)(nil)
 )
 
 // Deps are the parts a Pool works with.

@@ -15,8 +15,12 @@ import (
 )
 
 // handle takes one change to a verdict: acked (with or without an event),
-// handed back for a later delivery, or dead-lettered. It returns
-// errAbandoned only when the test hook stands for a crash.
+// handed back for a later delivery, or dead-lettered. When the publisher
+// can publish asynchronously, the verdict on a change with an event is
+// left to a completion that waits for the event's acknowledgement, and
+// the worker goes on to its next change meanwhile; the change is still
+// acked only once its event is stored. It returns errAbandoned only when
+// the test hook stands for a crash.
 func (p *Pool) handle(ctx context.Context, msg *queue.ChangeMsg) error {
 	c := msg.Change
 	ctx, span := p.tracer.Start(msg.Context(ctx), "fetch "+c.Op, trace.WithSpanKind(trace.SpanKindConsumer),
@@ -26,34 +30,78 @@ func (p *Pool) handle(ctx context.Context, msg *queue.ChangeMsg) error {
 			attribute.String("viaduct.uri", c.URI),
 			attribute.Int64("viaduct.delivered", int64(msg.Delivered)),
 		))
-	defer span.End()
 	p.m.inFlight.Inc()
-	defer p.m.inFlight.Dec()
 	hb := startHeartbeat(msg, p.cfg.InProgressEvery, p.log)
-	defer hb.stop()
-
+	end := func() {
+		hb.stop()
+		p.m.inFlight.Dec()
+		span.End()
+	}
 	log := p.log.With("source", c.Source, "uri", c.URI, "sha256", c.Hash.Get(resourcesync.SHA256))
 	ev, skip, f := p.decide(ctx, msg, log)
 	if f != nil {
+		defer end()
 		span.SetStatus(codes.Error, f.Error())
 		p.fail(ctx, msg, f, log)
 		return nil
 	}
-	if ev != nil {
-		if _, err := p.deps.Events.PublishEvent(ctx, ev); err != nil {
-			f := &failure{reason: "publish", retry: true, interrupted: ctx.Err() != nil, err: fmt.Errorf("publish event: %w", err), evidence: evidence(c, c.URI)}
-			span.SetStatus(codes.Error, f.Error())
-			p.fail(ctx, msg, f, log)
+	if ev == nil {
+		defer end()
+		p.acked(ctx, msg, nil, skip, span, log)
+		return nil
+	}
+	if ap, ok := p.deps.Events.(AsyncPublisher); ok && p.completions != nil {
+		pe, err := ap.PublishEventAsync(ctx, ev)
+		if err != nil {
+			defer end()
+			p.publishFailed(ctx, msg, err, span, log)
 			return nil
 		}
-		p.m.published.WithLabelValues(ev.Op).Inc()
-		span.SetAttributes(attribute.String("viaduct.sha256", ev.SHA256), attribute.Int64("viaduct.length", ev.Length))
-		if p.afterPublish != nil {
-			if err := p.afterPublish(msg); err != nil {
-				return errAbandoned
+		// A slot bounds the changes waiting for their events' acks.
+		p.slots <- struct{}{}
+		p.completions.Go(func() {
+			defer func() { <-p.slots }()
+			defer end()
+			if _, err := pe.Wait(ctx); err != nil {
+				p.publishFailed(ctx, msg, err, span, log)
+				return
 			}
-		}
+			if p.published(msg, ev, span) {
+				p.acked(ctx, msg, ev, skip, span, log)
+			}
+		})
+		return nil
 	}
+	defer end()
+	if _, err := p.deps.Events.PublishEvent(ctx, ev); err != nil {
+		p.publishFailed(ctx, msg, err, span, log)
+		return nil
+	}
+	if !p.published(msg, ev, span) {
+		return errAbandoned
+	}
+	p.acked(ctx, msg, ev, skip, span, log)
+	return nil
+}
+
+// publishFailed hands the change back: its event was not stored.
+func (p *Pool) publishFailed(ctx context.Context, msg *queue.ChangeMsg, err error, span trace.Span, log *slog.Logger) {
+	c := msg.Change
+	f := &failure{reason: "publish", retry: true, interrupted: ctx.Err() != nil, err: fmt.Errorf("publish event: %w", err), evidence: evidence(c, c.URI)}
+	span.SetStatus(codes.Error, f.Error())
+	p.fail(ctx, msg, f, log)
+}
+
+// published counts a stored event; false when the test hook stands for a
+// crash before the change is acked.
+func (p *Pool) published(msg *queue.ChangeMsg, ev *viaduct.Event, span trace.Span) bool {
+	p.m.published.WithLabelValues(ev.Op).Inc()
+	span.SetAttributes(attribute.String("viaduct.sha256", ev.SHA256), attribute.Int64("viaduct.length", ev.Length))
+	return p.afterPublish == nil || p.afterPublish(msg) == nil
+}
+
+// acked acks a change whose effect, if any, is durable.
+func (p *Pool) acked(ctx context.Context, msg *queue.ChangeMsg, ev *viaduct.Event, skip string, span trace.Span, log *slog.Logger) {
 	if skip != "" {
 		p.m.skipped.WithLabelValues(skip).Inc()
 		span.SetAttributes(attribute.String("viaduct.skipped", skip))
@@ -64,7 +112,6 @@ func (p *Pool) handle(ctx context.Context, msg *queue.ChangeMsg) error {
 		// and publishing it again is recognised as a duplicate.
 		log.Warn("could not acknowledge a handled change; it will be delivered again", "err", err)
 	}
-	return nil
 }
 
 // decide works out what to do with the change: an event to publish (nil

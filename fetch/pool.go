@@ -30,6 +30,12 @@ type Pool struct {
 	// error leaves the change unacknowledged and stops that worker.
 	afterPublish func(*queue.ChangeMsg) error
 
+	// completions are the changes whose events are sent and not yet
+	// acknowledged (see handle); slots bounds them to cfg.Workers. Both
+	// are set by Run, before any worker starts.
+	completions *sync.WaitGroup
+	slots       chan struct{}
+
 	mu      sync.Mutex
 	cancel  context.CancelFunc
 	done    chan struct{}
@@ -96,6 +102,7 @@ func (p *Pool) Run(ctx context.Context) error {
 
 	errc := make(chan error, p.cfg.Workers)
 	var wg sync.WaitGroup
+	p.completions, p.slots = &sync.WaitGroup{}, make(chan struct{}, p.cfg.Workers)
 	for range p.cfg.Workers {
 		wg.Go(func() {
 			if err := p.work(runCtx, workCtx); err != nil {
@@ -104,8 +111,10 @@ func (p *Pool) Run(ctx context.Context) error {
 			}
 		})
 	}
+	// all closes once every worker has stopped and every event sent has
+	// its verdict.
 	all := make(chan struct{})
-	go func() { wg.Wait(); close(all) }()
+	go func() { wg.Wait(); p.completions.Wait(); close(all) }()
 	select {
 	case <-all:
 	case <-runCtx.Done():
@@ -117,6 +126,9 @@ func (p *Pool) Run(ctx context.Context) error {
 			<-all
 		}
 		t.Stop()
+	}
+	if r, ok := p.deps.Changes.(Releaser); ok {
+		r.Release()
 	}
 	close(errc)
 	return <-errc
