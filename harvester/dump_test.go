@@ -1,7 +1,6 @@
 package harvester
 
 import (
-	"archive/zip"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -17,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/internal/testutil/dumptest"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 	"github.com/viaduct-mirror/viaduct/sim"
 	"github.com/viaduct-mirror/viaduct/storage"
@@ -106,7 +106,7 @@ func TestDumpBaseline(t *testing.T) {
 func TestDumpHostilePackage(t *testing.T) {
 	e := newEnv(t)
 	srv := startSim(t, sim.Config{Resources: 200, Seed: 9, PartSize: 100, Dumps: true})
-	srv.OverridePackage("/resourcedump-2.zip", hostileZip(t, srv.URL+"/res/150"))
+	srv.OverridePackage("/resourcedump-2.zip", dumptest.HostilePackage(t, srv.URL+"/res/150", "/resources/a", []byte("a bitstream")))
 	var logs lockedBuffer
 	h, blobs := e.dumpHarvester(Defaults(), slog.New(slog.NewJSONHandler(&logs, nil)), simSource("s", srv))
 	sync1(t, h, "s")
@@ -144,43 +144,6 @@ func TestDumpHostilePackage(t *testing.T) {
 			}
 		}
 	}
-}
-
-// hostileZip is a Resource Dump package whose manifest is sound but which
-// also holds an entry named ../evil.
-func hostileZip(t *testing.T, loc string) []byte {
-	t.Helper()
-	body := []byte("a bitstream")
-	sum := sha256.Sum256(body)
-	var manifest bytes.Buffer
-	w, err := resourcesync.NewWriter(&manifest, &resourcesync.Header{MD: resourcesync.MD{Capability: resourcesync.CapResourceDumpManifest, At: time.Now().UTC()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := int64(len(body))
-	if err := w.Write(&resourcesync.Entry{Loc: loc, MD: &resourcesync.MD{Path: "/resources/a", Length: &n,
-		Hash: resourcesync.Hashes{{Alg: resourcesync.SHA256, Value: hex.EncodeToString(sum[:])}}}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	zw := zip.NewWriter(&out)
-	for _, f := range []struct {
-		name string
-		b    []byte
-	}{{"manifest.xml", manifest.Bytes()}, {"resources/a", body}, {"../evil", []byte("evil")}} {
-		fw, err := zw.Create(f.name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fw.Write(f.b)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return out.Bytes()
 }
 
 // TestChangeDumpCatchUp follows a Source's Change Dump: the changes of a

@@ -1,8 +1,6 @@
 package node
 
 import (
-	"archive/zip"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -13,7 +11,7 @@ import (
 	"time"
 
 	"github.com/viaduct-mirror/viaduct/harvester"
-	"github.com/viaduct-mirror/viaduct/resourcesync"
+	"github.com/viaduct-mirror/viaduct/internal/testutil/dumptest"
 	"github.com/viaduct-mirror/viaduct/sim"
 	"github.com/viaduct-mirror/viaduct/storage"
 	"github.com/viaduct-mirror/viaduct/storage/sqlite"
@@ -117,7 +115,7 @@ func TestHostileDumpPackage(t *testing.T) {
 	src := startSource(t, sim.Config{Resources: 300, Seed: 13, MinSize: 16, MaxSize: 1024, PartSize: 100, Dumps: true})
 	planted := src.URL + "/res/9999"
 	body := []byte("planted bitstream")
-	src.OverridePackage("/resourcedump-2.zip", craftedPackage(t, planted, body))
+	src.OverridePackage("/resourcedump-2.zip", dumptest.HostilePackage(t, planted, "/resources/planted", body))
 	var logs logBuffer
 	n := startNode(t, testConfig(t.TempDir(), dumpSource("s", src, true)), logs.logger())
 	mustSync(t, n, "s")
@@ -142,42 +140,4 @@ func TestHostileDumpPackage(t *testing.T) {
 		t.Fatalf("the planted bitstream is in the blob store: %v", err)
 	}
 	checkMirror(t, n, "s", src)
-}
-
-// craftedPackage is a Resource Dump package with a sound manifest for loc
-// and one more entry, named ../evil, that the manifest does not list.
-func craftedPackage(t *testing.T, loc string, body []byte) []byte {
-	t.Helper()
-	sum := sha256.Sum256(body)
-	var manifest bytes.Buffer
-	w, err := resourcesync.NewWriter(&manifest, &resourcesync.Header{MD: resourcesync.MD{Capability: resourcesync.CapResourceDumpManifest, At: time.Now().UTC()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	length := int64(len(body))
-	if err := w.Write(&resourcesync.Entry{Loc: loc, MD: &resourcesync.MD{Path: "/resources/planted", Length: &length,
-		Hash: resourcesync.Hashes{{Alg: resourcesync.SHA256, Value: hex.EncodeToString(sum[:])}}}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	zw := zip.NewWriter(&out)
-	for _, f := range []struct {
-		name string
-		b    []byte
-	}{{"manifest.xml", manifest.Bytes()}, {"resources/planted", body}, {"../evil", []byte("evil")}} {
-		fw, err := zw.Create(f.name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := fw.Write(f.b); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return out.Bytes()
 }
