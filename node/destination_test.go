@@ -152,24 +152,5 @@ func heldByOrigin(t testing.TB, n *Node, coll string, snap map[string]sim.Item) 
 // (a single list or an index) with 200.
 func resourceListRequests(t testing.TB, n *Node) float64 {
 	t.Helper()
-	mfs, err := n.reg.Gather()
-	if err != nil {
-		t.Fatalf("gathering metrics: %v", err)
-	}
-	total := 0.0
-	for _, mf := range mfs {
-		if mf.GetName() != "viaduct_republish_requests_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			if (labels["doc"] == "resourcelist" || labels["doc"] == "resourcelist-index") && labels["code"] == "200" {
-				total += m.GetCounter().GetValue()
-			}
-		}
-	}
-	return total
+	return servedCount(t, n, "resourcelist") + servedCount(t, n, "resourcelist-index")
 }
