@@ -28,7 +28,7 @@ func benchEvents(n int) []Applied {
 // event and in bursts as the applier reads them. Each b.N is one event;
 // run with -benchtime=100000x for the 100,000-event figure.
 func BenchmarkApply(b *testing.B) {
-	for _, size := range []int{1, 100, 1000} {
+	for _, size := range []int{1, 32, 100, 1000} {
 		name := fmt.Sprintf("batch=%d", size)
 		if size == 1 {
 			name = "one-per-tx"

@@ -11,7 +11,8 @@ import (
 	"runtime"
 	"sync/atomic"
 
-	// The catalog's SQLite driver, registered as "sqlite3".
+	// The catalog's SQLite driver, registered as "sqlite3" for the
+	// readers; the writer connects through writerConnector.
 	_ "github.com/mattn/go-sqlite3"
 )
 
@@ -57,10 +58,7 @@ func Open(ctx context.Context, path string, logger *slog.Logger) (*Catalog, erro
 		return nil, fmt.Errorf("open catalog %s: %w", path, err)
 	}
 	c := &Catalog{path: abs, log: logger}
-	c.writer, err = sql.Open("sqlite3", dsn(abs, "_txlock=immediate&_cache_size=-16384"))
-	if err != nil {
-		return nil, fmt.Errorf("open catalog %s: %w", abs, err)
-	}
+	c.writer = sql.OpenDB(writerConnector(dsn(abs, "_txlock=immediate&_cache_size=-16384")))
 	// One writer: SQLite allows one anyway, and holding it in one pooled
 	// connection turns lock contention into queueing in database/sql.
 	c.writer.SetMaxOpenConns(1)

@@ -28,6 +28,9 @@ type applier struct {
 	tx    *sql.Tx
 	st    *writeStmts
 	colls map[string]*collState
+	// bound holds the statements of st bound to tx, each bound once per
+	// transaction rather than once per event.
+	bound map[*sql.Stmt]*sql.Stmt
 	// copyPack and upPack are reused buffers for the packed columns.
 	copyPack, upPack packer
 	// stale counts the events the batch found outranked (see order.go).
@@ -58,7 +61,7 @@ func (a *applier) apply(b *Applied) error {
 		deleted int64
 		order   string
 	)
-	err = a.tx.StmtContext(a.ctx, a.st.resGet).QueryRowContext(a.ctx, ev.Collection, ev.URI).
+	err = a.stmt(a.st.resGet).QueryRowContext(a.ctx, ev.Collection, ev.URI).
 		Scan(&deleted, &h.sha256, &h.length, &h.typ, &h.md5, &order)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -129,7 +132,7 @@ func (a *applier) apply(b *Applied) error {
 		fixed, refs := SizeHint(h.typ, &ev.Upstream)
 		args := append([]any{at, int64(b.Seq)}, up...)
 		args = append(args, a.copyPack.b, a.upPack.b, fixed, refs, newOrder, ev.Collection, ev.URI)
-		if _, err := a.tx.StmtContext(a.ctx, a.st.resDel).ExecContext(a.ctx, args...); err != nil {
+		if _, err := a.stmt(a.st.resDel).ExecContext(a.ctx, args...); err != nil {
 			return fmt.Errorf("mark resource deleted: %w", err)
 		}
 	} else {
@@ -138,7 +141,7 @@ func (a *applier) apply(b *Applied) error {
 		fixed, refs := SizeHint(ev.Type, &ev.Upstream)
 		args := []any{ev.Collection, ev.URI, up[0], ev.SHA256, ev.MD5, ev.Length, ev.Type, at, int64(b.Seq)}
 		args = append(append(args, up[1:]...), a.copyPack.b, a.upPack.b, fixed, refs, newOrder)
-		if _, err := a.tx.StmtContext(a.ctx, a.st.resPut).ExecContext(a.ctx, args...); err != nil {
+		if _, err := a.stmt(a.st.resPut).ExecContext(a.ctx, args...); err != nil {
 			return fmt.Errorf("write resource: %w", err)
 		}
 	}
@@ -154,7 +157,7 @@ func (a *applier) apply(b *Applied) error {
 	a.upPack.reset()
 	a.upPack.packChange(&changeHead{seq: int64(b.Seq), at: at, received: b.At.UnixMicro(), uri: ev.URI, op: op, upOp: ev.Upstream.Op,
 		copy: logged}, &uf)
-	_, err = a.tx.StmtContext(a.ctx, a.st.changeAdd).ExecContext(a.ctx, int64(b.Seq), ev.Collection, ev.URI, op,
+	_, err = a.stmt(a.st.changeAdd).ExecContext(a.ctx, int64(b.Seq), ev.Collection, ev.URI, op,
 		at, b.At.UnixMicro(), logged.sha256, logged.md5, logged.length, logged.typ,
 		up[0], ev.Upstream.Op, up[2], up[3], up[4], up[5], up[6], up[7], a.upPack.b)
 	if err != nil {
@@ -168,7 +171,7 @@ func (a *applier) apply(b *Applied) error {
 func (a *applier) upstreamOnly(ev *viaduct.Event, typ string, up []any, order string) error {
 	fixed, refs := SizeHint(typ, &ev.Upstream)
 	args := append(up, a.upPack.b, fixed, refs, order, ev.Collection, ev.URI)
-	if _, err := a.tx.StmtContext(a.ctx, a.st.resMeta).ExecContext(a.ctx, args...); err != nil {
+	if _, err := a.stmt(a.st.resMeta).ExecContext(a.ctx, args...); err != nil {
 		return fmt.Errorf("write upstream metadata: %w", err)
 	}
 	return nil
@@ -184,10 +187,23 @@ func (a *applier) tombstone(ev *viaduct.Event, up []any, order string) error {
 	a.copyPack.packCopy(&copyFacts{op: resourcesync.Deleted})
 	args := append([]any{ev.Collection, ev.URI}, up...)
 	args = append(args, a.copyPack.b, a.upPack.b, order)
-	if _, err := a.tx.StmtContext(a.ctx, a.st.resTomb).ExecContext(a.ctx, args...); err != nil {
+	if _, err := a.stmt(a.st.resTomb).ExecContext(a.ctx, args...); err != nil {
 		return fmt.Errorf("record deletion of a resource never held: %w", err)
 	}
 	return nil
+}
+
+// stmt returns s bound to the batch's transaction.
+func (a *applier) stmt(s *sql.Stmt) *sql.Stmt {
+	if b, ok := a.bound[s]; ok {
+		return b
+	}
+	if a.bound == nil {
+		a.bound = map[*sql.Stmt]*sql.Stmt{}
+	}
+	b := a.tx.StmtContext(a.ctx, s)
+	a.bound[s] = b
+	return b
 }
 
 // adjustTime turns the stream timestamp into the change's time in the log:
@@ -211,11 +227,11 @@ func (a *applier) collection(name string) (*collState, error) {
 	if c, ok := a.colls[name]; ok {
 		return c, nil
 	}
-	if _, err := a.tx.StmtContext(a.ctx, a.st.collEnsure).ExecContext(a.ctx, name); err != nil {
+	if _, err := a.stmt(a.st.collEnsure).ExecContext(a.ctx, name); err != nil {
 		return nil, fmt.Errorf("create collection: %w", err)
 	}
 	c := &collState{}
-	err := a.tx.StmtContext(a.ctx, a.st.collGet).QueryRowContext(a.ctx, name).
+	err := a.stmt(a.st.collGet).QueryRowContext(a.ctx, name).
 		Scan(&c.firstAt, &c.lastAt, &c.resources, &c.bytes, &c.changes)
 	if err != nil {
 		return nil, fmt.Errorf("read collection: %w", err)
@@ -227,7 +243,7 @@ func (a *applier) collection(name string) (*collState, error) {
 // flush writes back every collection the batch touched.
 func (a *applier) flush() error {
 	for name, c := range a.colls {
-		_, err := a.tx.StmtContext(a.ctx, a.st.collPut).ExecContext(a.ctx,
+		_, err := a.stmt(a.st.collPut).ExecContext(a.ctx,
 			c.firstAt, c.lastAt, c.resources, c.bytes, c.changes, name)
 		if err != nil {
 			return fmt.Errorf("write collection %s totals: %w", name, err)
