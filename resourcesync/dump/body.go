@@ -5,6 +5,7 @@ import (
 	"bufio"
 	"compress/flate"
 	"context"
+	"fmt"
 	"hash"
 	"hash/crc32"
 	"io"
@@ -20,20 +21,20 @@ import (
 // io.Copy does) and commits only when the copy returned no error never
 // commits a wrong bitstream.
 type Body struct {
-	ctx   context.Context
-	p     *Package
-	f     *zip.File
-	md    *resourcesync.MD // declared by the manifest; nil for manifest.xml
-	entry string           // for errors
-	max   int64
-	raw   counter
-	rd    io.Reader
-	crc   hash.Hash32
-	h     *resourcesync.Hasher
-	n     int64
-	sums  resourcesync.Hashes
-	done  bool
-	err   error
+	ctx  context.Context
+	p    *Package
+	f    *zip.File
+	md   *resourcesync.MD // declared by the manifest; nil for manifest.xml
+	loc  string           // the manifest entry's loc, for errors
+	max  int64
+	raw  counter
+	rd   io.Reader
+	crc  hash.Hash32
+	h    *resourcesync.Hasher
+	n    int64
+	sums resourcesync.Hashes
+	done bool
+	err  error
 }
 
 var _ io.Reader = (*Body)(nil)
@@ -53,13 +54,15 @@ func (c *counter) Read(b []byte) (int, error) {
 }
 
 // body opens entry f for reading, checked against md (nil: no manifest
-// metadata, for manifest.xml itself) and capped at max bytes.
-func (p *Package) body(ctx context.Context, f *zip.File, md *resourcesync.MD, entry string, max int64) (*Body, error) {
+// metadata, for manifest.xml itself) and capped at max bytes. loc is the
+// manifest entry's loc, named in refusals.
+func (p *Package) body(ctx context.Context, f *zip.File, md *resourcesync.MD, loc string, max int64) (*Body, error) {
+	b := &Body{ctx: ctx, p: p, f: f, md: md, loc: loc, max: max}
 	raw, err := f.OpenRaw()
 	if err != nil {
-		return nil, refuse(p.name, entry, ErrCorrupt, err, "opening")
+		return nil, refuse(p.name, b.entry(), ErrCorrupt, err, "opening")
 	}
-	b := &Body{ctx: ctx, p: p, f: f, md: md, entry: entry, max: max, crc: crc32.NewIEEE()}
+	b.crc = crc32.NewIEEE()
 	b.raw = counter{r: raw, p: p}
 	b.rd = &b.raw
 	switch {
@@ -79,6 +82,15 @@ func (p *Package) body(ctx context.Context, f *zip.File, md *resourcesync.MD, en
 		b.h = resourcesync.NewHasher()
 	}
 	return b, nil
+}
+
+// entry names the ZIP entry, and the manifest entry's loc, in a refusal;
+// built only when one is made.
+func (b *Body) entry() string {
+	if b.md == nil {
+		return ManifestName
+	}
+	return fmt.Sprintf("%s (%s)", quote(b.f.Name), b.loc)
 }
 
 // Read reads the bitstream; see Body for what its errors mean.
@@ -115,7 +127,7 @@ func (b *Body) Read(buf []byte) (int, error) {
 		b.done = true
 		return n, io.EOF
 	case err != nil:
-		b.err = refuse(b.p.name, b.entry, ErrCorrupt, err, "reading after %d bytes", b.n)
+		b.err = refuse(b.p.name, b.entry(), ErrCorrupt, err, "reading after %d bytes", b.n)
 		return n, b.err
 	}
 	return n, nil
@@ -127,17 +139,17 @@ func (b *Body) overLimit() error {
 	p, lim := b.p, &b.p.lim
 	switch {
 	case b.n > b.max:
-		return refuse(p.name, b.entry, ErrLimit, nil, "more than %d bytes", b.max)
+		return refuse(p.name, b.entry(), ErrLimit, nil, "more than %d bytes", b.max)
 	case uint64(b.n) > b.f.UncompressedSize64:
-		return refuse(p.name, b.entry, ErrCorrupt, nil, "more bytes than the %d its ZIP header says", b.f.UncompressedSize64)
+		return refuse(p.name, b.entry(), ErrCorrupt, nil, "more bytes than the %d its ZIP header says", b.f.UncompressedSize64)
 	case b.md != nil && b.md.Length != nil && b.n > *b.md.Length:
-		return refuse(p.name, b.entry, ErrMismatch, nil, "more bytes than the %d the manifest says", *b.md.Length)
+		return refuse(p.name, b.entry(), ErrMismatch, nil, "more bytes than the %d the manifest says", *b.md.Length)
 	case p.unz > lim.MaxTotalBytes:
-		return refuse(p.name, b.entry, ErrLimit, nil, "package yields more than MaxTotalBytes (%d)", lim.MaxTotalBytes)
+		return refuse(p.name, b.entry(), ErrLimit, nil, "package yields more than MaxTotalBytes (%d)", lim.MaxTotalBytes)
 	case b.n > lim.RatioFloor && b.n > lim.MaxRatio*b.raw.n:
-		return refuse(p.name, b.entry, ErrLimit, nil, "compression ratio over %d:1 (%d bytes from %d; a ZIP bomb)", lim.MaxRatio, b.n, b.raw.n)
+		return refuse(p.name, b.entry(), ErrLimit, nil, "compression ratio over %d:1 (%d bytes from %d; a ZIP bomb)", lim.MaxRatio, b.n, b.raw.n)
 	case p.unz > lim.RatioFloor && p.unz > lim.MaxRatio*p.comp:
-		return refuse(p.name, b.entry, ErrLimit, nil, "package compression ratio over %d:1 (a ZIP bomb)", lim.MaxRatio)
+		return refuse(p.name, b.entry(), ErrLimit, nil, "package compression ratio over %d:1 (a ZIP bomb)", lim.MaxRatio)
 	}
 	return nil
 }
@@ -146,21 +158,21 @@ func (b *Body) overLimit() error {
 func (b *Body) finish() error {
 	p := b.p
 	if uint64(b.n) != b.f.UncompressedSize64 {
-		return refuse(p.name, b.entry, ErrCorrupt, nil, "%d bytes, its ZIP header says %d (truncated?)", b.n, b.f.UncompressedSize64)
+		return refuse(p.name, b.entry(), ErrCorrupt, nil, "%d bytes, its ZIP header says %d (truncated?)", b.n, b.f.UncompressedSize64)
 	}
 	if b.crc.Sum32() != b.f.CRC32 {
-		return refuse(p.name, b.entry, ErrCorrupt, nil, "CRC-32 %08x, its ZIP header says %08x", b.crc.Sum32(), b.f.CRC32)
+		return refuse(p.name, b.entry(), ErrCorrupt, nil, "CRC-32 %08x, its ZIP header says %08x", b.crc.Sum32(), b.f.CRC32)
 	}
 	if b.md == nil {
 		return nil
 	}
 	if b.md.Length != nil && *b.md.Length != b.n {
-		return refuse(p.name, b.entry, ErrMismatch, nil, "%d bytes, the manifest says %d", b.n, *b.md.Length)
+		return refuse(p.name, b.entry(), ErrMismatch, nil, "%d bytes, the manifest says %d", b.n, *b.md.Length)
 	}
 	b.sums = b.h.Sum()
 	if len(b.md.Hash) > 0 {
 		if err := b.md.Hash.Verify(b.sums); err != nil {
-			return refuse(p.name, b.entry, ErrMismatch, err, "hash differs from the manifest's")
+			return refuse(p.name, b.entry(), ErrMismatch, err, "hash differs from the manifest's")
 		}
 	}
 	return nil

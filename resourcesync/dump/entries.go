@@ -27,8 +27,7 @@ func (p *Package) Entries(ctx context.Context, fn func(e *resourcesync.Entry, bo
 		if f == nil {
 			return fn(e, nil)
 		}
-		where := fmt.Sprintf("%s (%s)", quote(f.Name), e.Loc)
-		b, err := p.body(ctx, f, e.MD, where, p.lim.MaxEntryBytes)
+		b, err := p.body(ctx, f, e.MD, e.Loc, p.lim.MaxEntryBytes)
 		if err != nil {
 			return err
 		}

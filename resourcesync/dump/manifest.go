@@ -20,7 +20,7 @@ func (p *Package) walk(ctx context.Context, fn func(e *resourcesync.Entry, f *zi
 	if mf == nil || isDir(mf) {
 		return refuse(p.name, ManifestName, ErrManifest, nil, "no manifest.xml at the root of the package")
 	}
-	body, err := p.body(ctx, mf, nil, ManifestName, p.lim.MaxManifestBytes)
+	body, err := p.body(ctx, mf, nil, "", p.lim.MaxManifestBytes)
 	if err != nil {
 		return err
 	}
@@ -101,7 +101,7 @@ type entryChecker struct {
 // 13.2) and returns the ZIP entry the entry's path names.
 func (c *entryChecker) check(e *resourcesync.Entry) (*zip.File, error) {
 	p := c.p
-	where := fmt.Sprintf("%s (manifest line %d)", e.Loc, e.Line)
+	where := lazyWhere{e}
 	md := e.MD
 	if md == nil {
 		md = &resourcesync.MD{}
@@ -110,50 +110,57 @@ func (c *entryChecker) check(e *resourcesync.Entry) (*zip.File, error) {
 		switch md.Change {
 		case resourcesync.Created, resourcesync.Updated, resourcesync.Deleted:
 		case "":
-			return nil, refuse(p.name, where, ErrManifest, nil, "change entry without a change attribute")
+			return nil, refuse(p.name, where.String(), ErrManifest, nil, "change entry without a change attribute")
 		default:
-			return nil, refuse(p.name, where, ErrManifest, nil, "unknown change %q", md.Change)
+			return nil, refuse(p.name, where.String(), ErrManifest, nil, "unknown change %q", md.Change)
 		}
 		t := e.ChangeTime()
 		switch {
 		case t.IsZero():
-			return nil, refuse(p.name, where, ErrManifest, nil, "change entry without lastmod or datetime")
+			return nil, refuse(p.name, where.String(), ErrManifest, nil, "change entry without lastmod or datetime")
 		case t.Before(c.h.MD.From) || !c.h.MD.Until.IsZero() && t.After(c.h.MD.Until):
-			return nil, refuse(p.name, where, ErrManifest, nil, "change at %s outside the manifest's from/until", resourcesync.FormatTime(t))
+			return nil, refuse(p.name, where.String(), ErrManifest, nil, "change at %s outside the manifest's from/until", resourcesync.FormatTime(t))
 		case !c.last.ChangeTime().IsZero() && t.Before(c.last.ChangeTime()):
-			return nil, refuse(p.name, where, ErrManifest, nil, "change at %s listed after one at %s (not chronological)",
+			return nil, refuse(p.name, where.String(), ErrManifest, nil, "change at %s listed after one at %s (not chronological)",
 				resourcesync.FormatTime(t), resourcesync.FormatTime(c.last.ChangeTime()))
 		}
 		c.last.LastMod = t
 		if md.Change == resourcesync.Deleted {
 			if md.Path != "" {
-				return nil, refuse(p.name, where, ErrManifest, nil, "deleted entry with a path")
+				return nil, refuse(p.name, where.String(), ErrManifest, nil, "deleted entry with a path")
 			}
 			return nil, nil
 		}
 	} else if md.Change == resourcesync.Deleted {
-		return nil, refuse(p.name, where, ErrManifest, nil, "deleted entry in a Resource Dump Manifest")
+		return nil, refuse(p.name, where.String(), ErrManifest, nil, "deleted entry in a Resource Dump Manifest")
 	}
 	if md.Path == "" {
-		return nil, refuse(p.name, where, ErrManifest, nil, "entry without a path")
+		return nil, refuse(p.name, where.String(), ErrManifest, nil, "entry without a path")
 	}
 	name, why := zipName(md.Path)
 	if why != "" {
-		return nil, refuse(p.name, where, ErrUnsafe, nil, "path %q: %s", md.Path, why)
+		return nil, refuse(p.name, where.String(), ErrUnsafe, nil, "path %q: %s", md.Path, why)
 	}
 	if name == ManifestName {
-		return nil, refuse(p.name, where, ErrManifest, nil, "path names the manifest itself")
+		return nil, refuse(p.name, where.String(), ErrManifest, nil, "path names the manifest itself")
 	}
 	f := p.files[name]
 	if f == nil || isDir(f) {
-		return nil, refuse(p.name, where, ErrMismatch, nil, "path %q is not in the package", md.Path)
+		return nil, refuse(p.name, where.String(), ErrMismatch, nil, "path %q is not in the package", md.Path)
 	}
 	if _, dup := c.listed[name]; dup {
-		return nil, refuse(p.name, where, ErrMismatch, nil, "path %q listed twice", md.Path)
+		return nil, refuse(p.name, where.String(), ErrMismatch, nil, "path %q listed twice", md.Path)
 	}
 	c.listed[name] = struct{}{}
 	if md.Length != nil && uint64(*md.Length) != f.UncompressedSize64 {
-		return nil, refuse(p.name, where, ErrMismatch, nil, "length %d, the ZIP entry holds %d bytes", *md.Length, f.UncompressedSize64)
+		return nil, refuse(p.name, where.String(), ErrMismatch, nil, "length %d, the ZIP entry holds %d bytes", *md.Length, f.UncompressedSize64)
 	}
 	return f, nil
 }
+
+// lazyWhere names a manifest entry in a refusal. The name is built only
+// when a refusal needs it: formatting it for every entry of every walk
+// cost two allocations per entry.
+type lazyWhere struct{ e *resourcesync.Entry }
+
+func (w lazyWhere) String() string { return fmt.Sprintf("%s (manifest line %d)", w.e.Loc, w.e.Line) }
