@@ -1,6 +1,7 @@
 package node
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -35,6 +36,7 @@ func BenchmarkBaselineDumpVsList(b *testing.B) {
 				b.StopTimer()
 				took += time.Since(start)
 				reqs += requests(src)
+				b.Logf("%s: requests by path, bitstreams (/res/) summed: %v", c.name, requestsByKind(src))
 				n.Close()
 			}
 			b.ReportMetric(float64(reqs)/float64(b.N), "requests/op")
@@ -42,4 +44,17 @@ func BenchmarkBaselineDumpVsList(b *testing.B) {
 			b.ReportMetric(float64(resources)*1024*float64(b.N)/took.Seconds()/1e6, "MB/s")
 		})
 	}
+}
+
+// requestsByKind is the Source's request counts by path, with every
+// bitstream's GET counted under "/res/".
+func requestsByKind(src *sim.Server) map[string]int {
+	out := map[string]int{}
+	for p, n := range src.Requests() {
+		if strings.HasPrefix(p, "/res/") {
+			p = "/res/"
+		}
+		out[p] += n
+	}
+	return out
 }
