@@ -2,7 +2,6 @@ package websub
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -157,24 +156,7 @@ func (s *Subscriber) Close() error {
 // verifies it, and is renewed from then on. A request the hub refuses is
 // an error and leaves nothing behind.
 func (s *Subscriber) Subscribe(ctx context.Context, hub, topic string) (Sub, error) {
-	if u, err := url.Parse(hub); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return Sub{}, fmt.Errorf("subscribing to %s: hub %q is not an absolute http(s) URL", topic, hub)
-	}
-	id := strings.ToLower(rand.Text())
-	e := &subEntry{Sub: Sub{ID: id, Hub: hub, Topic: topic, Callback: s.cfg.CallbackBase + id, State: Pending},
-		secret: rand.Text() + rand.Text(), retry: s.cfg.RetryMin}
-	e.renewAt = s.clock.Now().Add(e.retry)
-	s.mu.Lock()
-	s.subs[id] = e
-	s.mu.Unlock()
-	if err := s.request(ctx, e, "subscribe"); err != nil {
-		s.mu.Lock()
-		delete(s.subs, id)
-		s.mu.Unlock()
-		return Sub{}, err
-	}
-	s.wake()
-	return s.get(id)
+	return s.SubscribeAs(ctx, hub, topic, NewCallbackID(), NewSecret())
 }
 
 // Unsubscribe asks the hub to end subscription id; the subscription is
