@@ -3,6 +3,8 @@ package resourcesync
 import (
 	"bytes"
 	"io"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -13,6 +15,31 @@ import (
 // specRoot holds every example of the specs as a file; the tests fail, never
 // skip, when it is missing.
 const specRoot = "../../shared/spec"
+
+// specDirs are the directories of specRoot that hold the examples.
+var specDirs = []string{"examples-1.0", "examples-1.1", "examples-notification"}
+
+// fuzzLimits are the limits the fuzz targets read under: small enough that
+// the fuzzer reaches them.
+var fuzzLimits = Limits{MaxBytes: 1 << 20, MaxDecompressed: 4 << 20, MaxEntries: 1000, MaxAttrLen: 4096, MaxURILen: 2048, MaxDepth: 16, MaxChildren: 64}
+
+// addSpecSeeds adds every example of the specs to f's seed corpus.
+func addSpecSeeds(f *testing.F) {
+	f.Helper()
+	for _, dir := range specDirs {
+		m, _ := filepath.Glob(filepath.Join(specRoot, dir, "*.xml"))
+		if len(m) == 0 {
+			f.Fatalf("no seed examples in %s", dir)
+		}
+		for _, p := range m {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(data)
+		}
+	}
+}
 
 // readAll reads a whole document, with entry lines cleared so that
 // documents can be compared as data.

@@ -805,7 +805,7 @@ var conformance = []struct {
 // and reads that again.
 func TestConformance(t *testing.T) {
 	files := 0
-	for _, dir := range []string{"examples-1.0", "examples-1.1", "examples-notification"} {
+	for _, dir := range specDirs {
 		m, err := filepath.Glob(filepath.Join(specRoot, dir, "*.xml"))
 		if err != nil || len(m) == 0 {
 			t.Fatalf("no examples in %s/%s: the spec directory must be there", specRoot, dir)

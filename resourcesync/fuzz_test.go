@@ -3,8 +3,6 @@ package resourcesync
 import (
 	"bytes"
 	"io"
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 )
@@ -14,24 +12,11 @@ import (
 // document it later gives up on included) must write back to a document
 // that reads as the same data, without errors.
 func FuzzReader(f *testing.F) {
-	for _, dir := range []string{"examples-1.0", "examples-1.1", "examples-notification"} {
-		m, _ := filepath.Glob(filepath.Join(specRoot, dir, "*.xml"))
-		if len(m) == 0 {
-			f.Fatalf("no seed examples in %s", dir)
-		}
-		for _, p := range m {
-			data, err := os.ReadFile(p)
-			if err != nil {
-				f.Fatal(err)
-			}
-			f.Add(data)
-		}
-	}
+	addSpecSeeds(f)
 	f.Add([]byte(extDoc))
 	f.Add(gz(f, []byte(extDoc)))
-	lim := Limits{MaxBytes: 1 << 20, MaxDecompressed: 4 << 20, MaxEntries: 1000, MaxAttrLen: 4096, MaxURILen: 2048, MaxDepth: 16, MaxChildren: 64}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r, err := NewReader(bytes.NewReader(data), lim)
+		r, err := NewReader(bytes.NewReader(data), fuzzLimits)
 		if err != nil {
 			return
 		}
@@ -51,7 +36,7 @@ func FuzzReader(f *testing.F) {
 			es = append(es, e)
 		}
 		out := writeAll(t, r.Header(), es)
-		h2, es2 := readAll(t, out, lim)
+		h2, es2 := readAll(t, out, fuzzLimits)
 		if !reflect.DeepEqual(r.Header(), h2) {
 			t.Fatalf("header changed on write and read:\n%+v\n%+v\n%s", r.Header(), h2, out)
 		}

@@ -1,8 +1,6 @@
 package resourcesync
 
 import (
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -56,25 +54,12 @@ func compareOutcomes(t *testing.T, data []byte, scan, ref outcome) {
 // formed and, where both read, on every header and entry (and their
 // lines).
 func FuzzScannerMatchesXML(f *testing.F) {
-	for _, dir := range []string{"examples-1.0", "examples-1.1", "examples-notification"} {
-		m, _ := filepath.Glob(filepath.Join(specRoot, dir, "*.xml"))
-		if len(m) == 0 {
-			f.Fatalf("no seed examples in %s", dir)
-		}
-		for _, p := range m {
-			data, err := os.ReadFile(p)
-			if err != nil {
-				f.Fatal(err)
-			}
-			f.Add(data)
-		}
-	}
+	addSpecSeeds(f)
 	f.Add([]byte(extDoc))
 	for _, d := range scannerCases {
 		f.Add([]byte(d))
 	}
-	lim := Limits{MaxBytes: 1 << 20, MaxDecompressed: 4 << 20, MaxEntries: 1000, MaxAttrLen: 4096, MaxURILen: 2048, MaxDepth: 16, MaxChildren: 64}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		compareOutcomes(t, data, scanOutcome(data, lim), xmlOutcome(data, lim))
+		compareOutcomes(t, data, scanOutcome(data, fuzzLimits), xmlOutcome(data, fuzzLimits))
 	})
 }
