@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -12,7 +11,6 @@ import (
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 	"github.com/viaduct-mirror/viaduct/sim"
-	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 )
 
 // TestCrashBetweenPublishAndAck: a worker stores and publishes, then dies
@@ -58,19 +56,7 @@ func TestCatalogSkipsReplaysAndRecordsDeletions(t *testing.T) {
 	srv := startSim(t, sim.Config{Resources: 3})
 	q := startQueue(t)
 	store, _ := dirStore(t)
-	cat, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "catalog.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cat.Close() })
-	ctx, cancel := context.WithCancel(context.Background())
-	applied := make(chan error, 1)
-	go func() {
-		applied <- q.Events(ctx, 1, func(ctx context.Context, seq uint64, at time.Time, ev *viaduct.Event) error {
-			return cat.Apply(ctx, seq, at, ev)
-		})
-	}()
-	t.Cleanup(func() { cancel(); <-applied })
+	cat := appliedCatalog(t, q)
 	caughtUp := func(n int) func() bool {
 		return func() bool {
 			last, err := cat.LastApplied(context.Background())

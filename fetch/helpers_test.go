@@ -20,6 +20,7 @@ import (
 	"github.com/viaduct-mirror/viaduct/sim"
 	"github.com/viaduct-mirror/viaduct/storage"
 	"github.com/viaduct-mirror/viaduct/storage/dir"
+	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 	"github.com/viaduct-mirror/viaduct/upstream"
 )
 
@@ -256,4 +257,24 @@ func testLogger(t testing.TB) *slog.Logger {
 		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	return slog.New(slog.DiscardHandler)
+}
+
+// appliedCatalog is a node's catalog, kept up to date from EVENTS as a
+// node keeps it, for the rest of the test.
+func appliedCatalog(t testing.TB, q *queue.Queue) *sqlite.Catalog {
+	t.Helper()
+	cat, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "catalog.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cat.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	applied := make(chan error, 1)
+	go func() {
+		applied <- q.Events(ctx, 1, func(ctx context.Context, seq uint64, at time.Time, ev *viaduct.Event) error {
+			return cat.Apply(ctx, seq, at, ev)
+		})
+	}()
+	t.Cleanup(func() { cancel(); <-applied })
+	return cat
 }

@@ -2,7 +2,6 @@ package fetch
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -10,7 +9,6 @@ import (
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 	"github.com/viaduct-mirror/viaduct/sim"
-	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 )
 
 // TestDeletionOvertakesSlowCreation: two workers share CHANGES; the
@@ -22,19 +20,7 @@ func TestDeletionOvertakesSlowCreation(t *testing.T) {
 	srv := startSim(t, sim.Config{Resources: 2, MinSize: 500, MaxSize: 1000})
 	q := startQueue(t)
 	store, _ := dirStore(t)
-	cat, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "catalog.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cat.Close() })
-	ctx, cancel := context.WithCancel(context.Background())
-	applied := make(chan error, 1)
-	go func() {
-		applied <- q.Events(ctx, 1, func(ctx context.Context, seq uint64, at time.Time, ev *viaduct.Event) error {
-			return cat.Apply(ctx, seq, at, ev)
-		})
-	}()
-	t.Cleanup(func() { cancel(); <-applied })
+	cat := appliedCatalog(t, q)
 
 	created := simChanges(t, srv)[0]
 	if err := srv.SetFault(resPath(srv, created.URI), sim.Fault{Delay: 1500 * time.Millisecond}); err != nil {
