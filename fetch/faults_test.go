@@ -31,8 +31,7 @@ func TestBadCopiesAreDeadLetteredWithEvidence(t *testing.T) {
 	q := startQueue(t)
 	store, root := dirStore(t)
 	changes := simChanges(t, srv)
-	publishAll(t, q, changes)
-	runPool(t, testConfig(), queueDeps(t, q, store, clientsFor(t, srv)), nil)
+	publishAndRun(t, q, store, srv, changes)
 
 	eventually(t, 30*time.Second, "three dead letters, five events, CHANGES empty", func() bool {
 		return len(deadLetters(t, q)) == 3 && len(events(t, q)) == 5 && streamMsgs(t, q, queue.StreamChanges) == 0
@@ -85,8 +84,7 @@ func TestTransientFailureIsRetriedAndStoredOnce(t *testing.T) {
 	q := startQueue(t)
 	store, root := dirStore(t)
 	changes := simChanges(t, srv)
-	publishAll(t, q, changes)
-	runPool(t, testConfig(), queueDeps(t, q, store, clientsFor(t, srv)), nil)
+	publishAndRun(t, q, store, srv, changes)
 	checkStored(t, q, store, srv, changes)
 	if n := srv.Requests()["/res/1"]; n != 2 {
 		t.Errorf("/res/1 requested %d times, want 2 (a 503, then the bitstream)", n)
@@ -103,8 +101,7 @@ func TestNotFoundIsDeadLetteredAfterAFewTries(t *testing.T) {
 	}
 	q := startQueue(t)
 	store, _ := dirStore(t)
-	publishAll(t, q, simChanges(t, srv))
-	runPool(t, testConfig(), queueDeps(t, q, store, clientsFor(t, srv)), nil)
+	publishAndRun(t, q, store, srv, simChanges(t, srv))
 	eventually(t, 20*time.Second, "a dead letter and an event", func() bool {
 		return len(deadLetters(t, q)) == 1 && len(events(t, q)) == 1 && streamMsgs(t, q, queue.StreamChanges) == 0
 	})
@@ -129,8 +126,7 @@ func TestRefusedChangesAreDeadLetteredAtOnce(t *testing.T) {
 	foreign.URI = sim.ForeignLoc
 	unknown := good
 	unknown.Source = "not-configured"
-	publishAll(t, q, []viaduct.Change{foreign, unknown})
-	runPool(t, testConfig(), queueDeps(t, q, store, clientsFor(t, srv)), nil)
+	publishAndRun(t, q, store, srv, []viaduct.Change{foreign, unknown})
 	eventually(t, 20*time.Second, "two dead letters", func() bool {
 		return len(deadLetters(t, q)) == 2 && streamMsgs(t, q, queue.StreamChanges) == 0
 	})
@@ -172,8 +168,7 @@ func TestStoredBlobIsNotFetchedAgain(t *testing.T) {
 	}
 	srv.ResetRequests()
 
-	publishAll(t, q, changes)
-	runPool(t, testConfig(), queueDeps(t, q, store, clientsFor(t, srv)), nil)
+	publishAndRun(t, q, store, srv, changes)
 	checkStored(t, q, store, srv, changes, changes[0].URI)
 	if n := srv.Requests()[resPath(srv, changes[0].URI)]; n != 0 {
 		t.Errorf("stored bitstream fetched %d times, want 0", n)

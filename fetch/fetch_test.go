@@ -20,8 +20,7 @@ func TestFetchStoresVerifiesAndPublishes(t *testing.T) {
 	q := startQueue(t)
 	store, root := dirStore(t)
 	changes := simChanges(t, srv)
-	publishAll(t, q, changes)
-	runPool(t, testConfig(), queueDeps(t, q, store, clientsFor(t, srv)), nil)
+	publishAndRun(t, q, store, srv, changes)
 
 	checkStored(t, q, store, srv, changes)
 	if got := blobFiles(t, root); len(got) != len(changes) {

@@ -19,8 +19,7 @@ func TestSlowTransferKeepsItsChange(t *testing.T) {
 	q := startQueue(t, func(c *queue.Config) { c.AckWait = time.Second })
 	store, _ := dirStore(t)
 	changes := simChanges(t, srv)
-	publishAll(t, q, changes)
-	runPool(t, testConfig(), queueDeps(t, q, store, clientsFor(t, srv)), nil)
+	publishAndRun(t, q, store, srv, changes)
 	checkStored(t, q, store, srv, changes)
 	if n := srv.Requests()["/res/1"]; n != 1 {
 		t.Errorf("slow bitstream requested %d times, want 1", n)

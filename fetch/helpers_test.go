@@ -278,3 +278,11 @@ func appliedCatalog(t testing.TB, q *queue.Queue) *sqlite.Catalog {
 	t.Cleanup(func() { cancel(); <-applied })
 	return cat
 }
+
+// publishAndRun queues cs and runs a pool with testConfig on q, blobs and
+// srv's client until the test ends.
+func publishAndRun(t testing.TB, q *queue.Queue, blobs storage.Blobs, srv *sim.Server, cs []viaduct.Change) {
+	t.Helper()
+	publishAll(t, q, cs)
+	runPool(t, testConfig(), queueDeps(t, q, blobs, clientsFor(t, srv)), nil)
+}

@@ -32,8 +32,7 @@ func TestFetchIntoMinIO(t *testing.T) {
 	}
 	q := startQueue(t)
 	changes := simChanges(t, srv)
-	publishAll(t, q, changes)
-	runPool(t, testConfig(), queueDeps(t, q, store, clientsFor(t, srv)), nil)
+	publishAndRun(t, q, store, srv, changes)
 
 	eventually(t, 30*time.Second, "a dead letter and five events", func() bool {
 		return len(deadLetters(t, q)) == 1 && len(events(t, q)) == 5 && streamMsgs(t, q, queue.StreamChanges) == 0
