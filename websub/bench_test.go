@@ -74,9 +74,7 @@ func BenchmarkDelivery(b *testing.B) {
 		b.Fatal(err)
 	}
 	resp.Body.Close()
-	for len(h.Subscriptions()) == 0 {
-		<-time.After(time.Millisecond)
-	}
+	eventually(b, "the subscription", func() bool { return len(h.Subscriptions()) > 0 })
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	b.ResetTimer()

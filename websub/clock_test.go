@@ -86,7 +86,7 @@ func (f *fakeClock) waitTimer(t *testing.T, d time.Duration) {
 }
 
 // eventually polls cond until it holds or five seconds pass.
-func eventually(t *testing.T, what string, cond func() bool) {
+func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	tick := time.NewTicker(2 * time.Millisecond)
