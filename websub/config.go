@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"time"
 )
 
@@ -58,8 +57,7 @@ type HubOptions struct {
 
 // withDefaults fills zero fields and checks the rest, naming the field.
 func (c HubConfig) withDefaults() (HubConfig, error) {
-	u, err := url.Parse(c.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if _, ok := httpURL(c.URL); !ok {
 		return c, fmt.Errorf("websub hub config: url %q is not an absolute http(s) URL", c.URL)
 	}
 	def := func(d *time.Duration, v time.Duration) {

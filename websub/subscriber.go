@@ -103,8 +103,7 @@ type subEntry struct {
 
 // NewSubscriber starts a Subscriber that hands notifications to notify.
 func NewSubscriber(cfg SubscriberConfig, opts SubscriberOptions, notify NotifyFunc) (*Subscriber, error) {
-	u, err := url.Parse(cfg.CallbackBase)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || !strings.HasSuffix(u.Path, "/") {
+	if u, ok := httpURL(cfg.CallbackBase); !ok || !strings.HasSuffix(u.Path, "/") {
 		return nil, fmt.Errorf("websub subscriber config: callback_base %q is not an absolute http(s) URL ending in /", cfg.CallbackBase)
 	}
 	if notify == nil {

@@ -62,8 +62,14 @@ func (s *Subscriber) UnsubscribeAs(ctx context.Context, hub, topic, id string) e
 
 // checkHub refuses a hub URL that is not absolute http(s).
 func checkHub(hub string) error {
-	if u, err := url.Parse(hub); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if _, ok := httpURL(hub); !ok {
 		return fmt.Errorf("hub %q is not an absolute http(s) URL", hub)
 	}
 	return nil
+}
+
+// httpURL parses s and reports whether it is an absolute http(s) URL.
+func httpURL(s string) (*url.URL, bool) {
+	u, err := url.Parse(s)
+	return u, err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
