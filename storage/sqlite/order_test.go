@@ -294,38 +294,26 @@ func TestListedAfterDeletion(t *testing.T) {
 	ev := stated(uri, cr, "v1", 1)
 	ev.Upstream.Listed = src(9)
 	mustApply(t, c, 4, ev)
-	r, err := c.Resource(ctx, "c", uri)
-	if err != nil || r.Deleted || r.SHA256 != sha("v1") {
-		t.Fatalf("after the listing: %+v, %v", r, err)
-	}
+	wantCopy(t, c, uri, "v1", "after the listing")
 	// A change the Source made before the list's at is now stale.
 	mustApply(t, c, 5, stated(uri, upd, "v2", 8))
-	if r, err := c.Resource(ctx, "c", uri); err != nil || r.SHA256 != sha("v1") {
-		t.Fatalf("a change older than the list's at was applied: %+v, %v", r, err)
-	}
+	wantCopy(t, c, uri, "v1", "a change older than the list's at was applied")
 }
 
 // TestNoSourceTime: an event without a Source time is applied in stream
 // order and leaves the row's time as it was, so older events stay stale.
 func TestNoSourceTime(t *testing.T) {
-	ctx := context.Background()
 	c := openTemp(t)
 	const uri = "http://s1/r"
 	mustApply(t, c, 1, stated(uri, cr, "v1", 5))
 	untimed := stated(uri, upd, "v2", 0)
 	untimed.Upstream.Time = time.Time{}
 	mustApply(t, c, 2, untimed)
-	if r, err := c.Resource(ctx, "c", uri); err != nil || r.SHA256 != sha("v2") {
-		t.Fatalf("untimed event not applied: %+v, %v", r, err)
-	}
+	wantCopy(t, c, uri, "v2", "untimed event not applied")
 	mustApply(t, c, 3, stated(uri, upd, "v3", 4))
-	if r, err := c.Resource(ctx, "c", uri); err != nil || r.SHA256 != sha("v2") {
-		t.Fatalf("an event older than the row's time was applied: %+v, %v", r, err)
-	}
+	wantCopy(t, c, uri, "v2", "an event older than the row's time was applied")
 	mustApply(t, c, 4, stated(uri, upd, "v4", 6))
-	if r, err := c.Resource(ctx, "c", uri); err != nil || r.SHA256 != sha("v4") {
-		t.Fatalf("a newer event was not applied: %+v, %v", r, err)
-	}
+	wantCopy(t, c, uri, "v4", "a newer event was not applied")
 }
 
 // TestOutOfOrderBatch applies a reversed burst in one transaction: the
@@ -351,5 +339,14 @@ func TestOutOfOrderBatch(t *testing.T) {
 	}
 	if n := lastApplied(t, c); n != 3 {
 		t.Errorf("LastApplied = %d, want 3", n)
+	}
+}
+
+// wantCopy fails the test unless the catalog holds uri of collection "c"
+// with content's copy.
+func wantCopy(t *testing.T, c *Catalog, uri, content, what string) {
+	t.Helper()
+	if r, err := c.Resource(context.Background(), "c", uri); err != nil || r.Deleted || r.SHA256 != sha(content) {
+		t.Fatalf("%s: %+v, %v", what, r, err)
 	}
 }
