@@ -69,14 +69,19 @@ func (p *pass) queueChanges(ctx context.Context, d *document, what string, next 
 		batch = append(batch, c)
 	}
 	n := 0
+	q := p.newBatch()
 	for _, c := range batch {
 		if c == nil {
 			continue
 		}
-		if err := p.publish(ctx, c); err != nil {
-			return n, err
+		if err := q.add(ctx, c); err != nil {
+			return 0, err
 		}
 		n++
+	}
+	// The cursor moves only past changes queued.
+	if err := q.flush(ctx); err != nil {
+		return 0, err
 	}
 	if advance && !maxT.IsZero() {
 		if err := p.advance(ctx, maxT, atMax); err != nil {
