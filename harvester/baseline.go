@@ -199,6 +199,7 @@ func differs(r *sqlite.Resource, e *resourcesync.Entry) bool {
 // left alone.
 func (p *pass) deleteMissing(ctx context.Context, uri string, b *baselineRun) error {
 	var perr error
+	q := p.newBatch()
 	err := p.h.deps.Held.SourceResources(ctx, p.src.Name, func(r *sqlite.Resource) error {
 		if r.Deleted || r.Collection != p.src.Collection || b.seen.has(r.URI) {
 			return nil
@@ -208,7 +209,7 @@ func (p *pass) deleteMissing(ctx context.Context, uri string, b *baselineRun) er
 		}
 		// The catalog reads a page before calling back, so queuing here
 		// holds no transaction open.
-		if perr = p.publish(ctx, &viaduct.Change{
+		if perr = q.add(ctx, &viaduct.Change{
 			Source: p.src.Name, Collection: r.Collection, URI: r.URI, Op: resourcesync.Deleted,
 			Time: b.at, Doc: uri,
 		}); perr != nil {
@@ -224,5 +225,5 @@ func (p *pass) deleteMissing(ctx context.Context, uri string, b *baselineRun) er
 		p.h.m.errors.WithLabelValues(p.src.Name, kindCatalog).Inc()
 		return fmt.Errorf("source %s: list resources held to find those %s no longer lists: %w", p.src.Name, uri, err)
 	}
-	return nil
+	return q.flush(ctx)
 }
