@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/viaduct-mirror/viaduct/internal/testutil"
 )
 
 // TestGrouperGroups checks that commits arriving while a round runs are
@@ -158,11 +160,5 @@ func sorted(s []string) []string {
 
 func waitUntil(t *testing.T, ok func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met in 5s")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testutil.Eventually(t, 5*time.Second, "the condition", ok)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/internal/testutil"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 )
 
@@ -99,11 +100,5 @@ func lastApplied(t testing.TB, c *Catalog) uint64 {
 // checkFor polls cond until it holds or the deadline passes.
 func checkFor(t testing.TB, d time.Duration, cond func() bool, what string) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.Eventually(t, d, what, cond)
 }
