@@ -89,7 +89,7 @@ func Defaults() Config {
 		Log:       LogConfig{Level: "info", Format: "text"},
 		Tracing:   TracingConfig{SampleRatio: 1},
 		Queue:     queue.Defaults(),
-		Blobs:     BlobsConfig{Kind: "dir"},
+		Blobs:     BlobsConfig{Kind: "dir", S3: s3.Config{TLS: true}},
 		Upstream:  upstream.DefaultConfig(),
 		Fetch:     fetch.Defaults(),
 		Harvest:   harvester.Defaults(),

@@ -40,6 +40,9 @@ func TestConfigDefaultsAreDocumented(t *testing.T) {
 	if got, want := cfg.Queue.MaxStore, def.Queue.MaxStore; got != want {
 		t.Errorf("queue.max_store: example says %d, default is %d", got, want)
 	}
+	if got, want := cfg.Blobs.S3.TLS, def.Blobs.S3.TLS; got != want {
+		t.Errorf("blobs.s3.tls: example says %v, default is %v", got, want)
+	}
 	if got, want := cfg.Fetch, def.Fetch; got != want {
 		t.Errorf("fetch: example says %+v, default is %+v", got, want)
 	}
