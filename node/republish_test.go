@@ -75,27 +75,9 @@ func validateServed(t testing.TB, base string) map[string]int {
 		for _, d := range docs {
 			switch d.MD.Capability {
 			case resourcesync.CapResourceList:
-				hd, parts := validDoc(t, d.Loc, c.Loc, resourcesync.CapResourceList)
-				if hd.Root != resourcesync.SitemapIndex {
-					kinds["resourcelist"]++
-					continue
-				}
-				kinds["resourcelist-index"]++
-				for _, p := range parts {
-					validDoc(t, p.Loc, c.Loc, resourcesync.CapResourceList)
-					kinds["resourcelist-part"]++
-				}
+				validList(t, kinds, d.Loc, c.Loc, resourcesync.CapResourceList, "resourcelist", "resourcelist-part")
 			case resourcesync.CapChangeList:
-				hd, lists := validDoc(t, d.Loc, c.Loc, resourcesync.CapChangeList)
-				if hd.Root != resourcesync.SitemapIndex {
-					kinds["changelist"]++
-					continue
-				}
-				kinds["changelist-index"]++
-				for _, l := range lists {
-					validDoc(t, l.Loc, c.Loc, resourcesync.CapChangeList)
-					kinds["changelist"]++
-				}
+				validList(t, kinds, d.Loc, c.Loc, resourcesync.CapChangeList, "changelist", "changelist")
 			case resourcesync.CapResourceDump, resourcesync.CapChangeDump:
 				// The dump documents are lists of packages; the packages
 				// themselves are checked by the dump tests.
@@ -110,6 +92,24 @@ func validateServed(t testing.TB, base string) map[string]int {
 		}
 	}
 	return kinds
+}
+
+// validList validates the list of capability capl at loc, listed in the
+// Capability List up. A single list counts as kinds[kind]; an index counts
+// as kinds[kind+"-index"] and each of its lists, validated too, as
+// kinds[part].
+func validList(t testing.TB, kinds map[string]int, loc, up, capl, kind, part string) {
+	t.Helper()
+	hd, parts := validDoc(t, loc, up, capl)
+	if hd.Root != resourcesync.SitemapIndex {
+		kinds[kind]++
+		return
+	}
+	kinds[kind+"-index"]++
+	for _, p := range parts {
+		validDoc(t, p.Loc, up, capl)
+		kinds[part]++
+	}
 }
 
 // validDoc fetches a document, validates it as viaduct validate does (up
