@@ -33,34 +33,47 @@ type downstream struct {
 func startDownstream(t testing.TB) *downstream {
 	t.Helper()
 	d := &downstream{}
-	d.srv = httptest.NewUnstartedServer(nil)
-	d.srv.Start()
-	t.Cleanup(d.srv.Close)
-	var err error
-	d.sub, err = websub.NewSubscriber(websub.SubscriberConfig{CallbackBase: d.srv.URL + "/cb/"}, websub.SubscriberOptions{},
-		func(_ context.Context, _ websub.Sub, h *resourcesync.Header, entries []*resourcesync.Entry) error {
-			d.mu.Lock()
-			defer d.mu.Unlock()
-			d.got = append(d.got, received{from: h.MD.From, until: h.MD.Until, entries: entries})
-			return nil
-		})
+	d.srv, d.sub = startSubscriber(t, func(_ context.Context, _ websub.Sub, h *resourcesync.Header, entries []*resourcesync.Entry) error {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		d.got = append(d.got, received{from: h.MD.From, until: h.MD.Until, entries: entries})
+		return nil
+	})
+	return d
+}
+
+// startSubscriber serves a websub.Subscriber calling notify on loopback
+// until the test ends.
+func startSubscriber(t testing.TB, notify websub.NotifyFunc) (*httptest.Server, *websub.Subscriber) {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(nil)
+	srv.Start()
+	t.Cleanup(srv.Close)
+	sub, err := websub.NewSubscriber(websub.SubscriberConfig{CallbackBase: srv.URL + "/cb/"}, websub.SubscriberOptions{}, notify)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.srv.Config.Handler = d.sub
-	t.Cleanup(func() { d.sub.Close() })
-	return d
+	srv.Config.Handler = sub
+	t.Cleanup(func() { sub.Close() })
+	return srv, sub
 }
 
 // subscribe subscribes to topic at hub and waits for the hub's verification.
 func (d *downstream) subscribe(t testing.TB, hub, topic string) websub.Sub {
 	t.Helper()
-	s, err := d.sub.Subscribe(context.Background(), hub, topic)
+	return subscribeVerified(t, d.sub, hub, topic)
+}
+
+// subscribeVerified subscribes sub to topic at hub and waits for the
+// hub's verification.
+func subscribeVerified(t testing.TB, sub *websub.Subscriber, hub, topic string) websub.Sub {
+	t.Helper()
+	s, err := sub.Subscribe(context.Background(), hub, topic)
 	if err != nil {
 		t.Fatalf("subscribing to %s: %v", topic, err)
 	}
 	waitFor(t, 10*time.Second, "the hub to verify the subscription", func() bool {
-		cur, ok := d.sub.Get(s.ID)
+		cur, ok := sub.Get(s.ID)
 		return ok && cur.State == websub.Active
 	})
 	return s

@@ -163,30 +163,14 @@ type timedDownstream struct {
 func startTimedDownstream(t testing.TB) *timedDownstream {
 	t.Helper()
 	d := &timedDownstream{started: map[[2]string]time.Time{}}
-	d.srv = httptest.NewUnstartedServer(nil)
-	d.srv.Start()
-	t.Cleanup(d.srv.Close)
-	var err error
-	d.sub, err = websub.NewSubscriber(websub.SubscriberConfig{CallbackBase: d.srv.URL + "/cb/"}, websub.SubscriberOptions{}, d.took)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d.srv.Config.Handler = d.sub
-	t.Cleanup(func() { d.sub.Close() })
+	d.srv, d.sub = startSubscriber(t, d.took)
 	return d
 }
 
 // subscribe subscribes to topic at hub and waits for the verification.
 func (d *timedDownstream) subscribe(t testing.TB, hub, topic string) {
 	t.Helper()
-	s, err := d.sub.Subscribe(context.Background(), hub, topic)
-	if err != nil {
-		t.Fatalf("subscribing to %s: %v", topic, err)
-	}
-	waitFor(t, 10*time.Second, "the hub to verify the subscription", func() bool {
-		cur, ok := d.sub.Get(s.ID)
-		return ok && cur.State == websub.Active
-	})
+	subscribeVerified(t, d.sub, hub, topic)
 }
 
 // expect notes that the origin changed uri to bytes hashing to sha at t0.
