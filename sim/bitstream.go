@@ -47,7 +47,9 @@ func (s *Source) serveBitstream(w http.ResponseWriter, r *http.Request, idText, 
 		// the connection, which the client sees as an unexpected EOF.
 		body = io.LimitReader(body, res.size/2)
 	}
-	buf := make([]byte, 32<<10)
+	// The buffer fits the body: a baseline of small bitstreams would
+	// otherwise allocate 32 KiB a request, most of the sim's garbage.
+	buf := make([]byte, min(max(res.size, 1), 32<<10))
 	io.CopyBuffer(onlyWriter{w}, body, buf)
 }
 
