@@ -48,6 +48,12 @@ func startSim(t testing.TB, cfg sim.Config) *sim.Server {
 // testSource at srv, allowed to read from the mirrors given.
 func clientsFor(t testing.TB, srv *sim.Server, mirrors ...string) func(string) *upstream.Client {
 	t.Helper()
+	return clientsForURL(t, srv.URL, mirrors...)
+}
+
+// clientsForURL is clientsFor of a Source served at url.
+func clientsForURL(t testing.TB, url string, mirrors ...string) func(string) *upstream.Client {
+	t.Helper()
 	cfg := upstream.DefaultConfig()
 	cfg.AllowLoopback = true
 	cfg.MaxAttempts = 1
@@ -61,7 +67,7 @@ func clientsFor(t testing.TB, srv *sim.Server, mirrors ...string) func(string) *
 		t.Fatalf("upstream client: %v", err)
 	}
 	t.Cleanup(func() { base.Close() })
-	pol, err := base.NewPolicy(srv.URL)
+	pol, err := base.NewPolicy(url)
 	if err != nil {
 		t.Fatalf("policy: %v", err)
 	}
