@@ -84,6 +84,7 @@ func (s *writeStmts) close() error {
 type readStmts struct {
 	resource, lastApplied *sql.Stmt
 	bySHA256, byMD5       *sql.Stmt
+	lookup                *sql.Stmt
 }
 
 // heldByHashSQL finds a held copy by one digest column; col is one of
@@ -104,6 +105,7 @@ func (s *readStmts) prepare(ctx context.Context, db *sql.DB) error {
 		{&s.bySHA256, heldByHashSQL("sha256")},
 		{&s.byMD5, heldByHashSQL("md5")},
 		{&s.lastApplied, `SELECT seq FROM applied WHERE id = 1`},
+		{&s.lookup, lookupSQL},
 	} {
 		st, err := db.PrepareContext(ctx, p.sql)
 		if err != nil {
@@ -117,7 +119,7 @@ func (s *readStmts) prepare(ctx context.Context, db *sql.DB) error {
 // close closes every prepared statement.
 func (s *readStmts) close() error {
 	var errs []error
-	for _, st := range []*sql.Stmt{s.resource, s.bySHA256, s.byMD5, s.lastApplied} {
+	for _, st := range []*sql.Stmt{s.resource, s.bySHA256, s.byMD5, s.lastApplied, s.lookup} {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
