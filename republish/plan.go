@@ -30,17 +30,22 @@ type part struct {
 // docOverhead bounds the bytes of a list's header and closing tag.
 const docOverhead = 2048
 
-// partCutter is a catalog that finds where a part ends by itself, from
-// the entries' SizeHint, without handing every resource to the server: a
-// million-resource collection is then planned by a few index walks.
-type partCutter interface {
-	CutResources(ctx context.Context, collection, afterURI string, maxEntries int, perRef, budget int64) (entries int, last string, err error)
+// partPlanner is a catalog that plans the parts by itself, from the
+// entries' SizeHint, without handing every resource to the server: a
+// million-resource collection is then planned by a walk of an index. It
+// names the catalog state each plan was made from (the sequence of the
+// last applied event), which the server keeps the plan by (see
+// planCache) and checks with LastApplied.
+type partPlanner interface {
+	PlanResources(ctx context.Context, collection string, maxEntries int, perRef, budget int64) (cuts []sqlite.Cut, seq uint64, err error)
+	LastApplied(ctx context.Context) (uint64, error)
 }
 
-// plan cuts a collection into parts that respect the limits.
+// plan cuts a collection into parts that respect the limits. The parts
+// returned are shared: the caller must not change them.
 func (s *Server) plan(ctx context.Context, coll string) ([]part, error) {
-	if pc, ok := s.cat.(partCutter); ok {
-		return s.planCut(ctx, pc, coll)
+	if pp, ok := s.cat.(partPlanner); ok {
+		return s.planCached(ctx, pp, coll)
 	}
 	var parts []part
 	cur := part{bytes: docOverhead}
@@ -63,27 +68,35 @@ func (s *Server) plan(ctx context.Context, coll string) ([]part, error) {
 	return append(parts, cur), nil
 }
 
-// planCut is plan for a catalog that cuts parts itself: the same parts,
-// the last one open-ended.
-func (s *Server) planCut(ctx context.Context, pc partCutter, coll string) ([]part, error) {
+// planCached is plan for a catalog that plans parts itself: the same
+// parts, the last one open-ended. A plan is kept until the catalog
+// changes: the parts depend on nothing else (the limits and the base URL
+// are fixed for the server's life), so a plan made from the state a
+// request finds is the one that request would make.
+func (s *Server) planCached(ctx context.Context, pp partPlanner, coll string) ([]part, error) {
+	seq, err := pp.LastApplied(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if parts, ok := s.plans.get(coll, seq); ok {
+		return parts, nil
+	}
 	perRef := int64(len(s.cfg.BaseURL) + len(coll))
-	var parts []part
+	cuts, at, err := pp.PlanResources(ctx, coll, s.cfg.MaxEntries, perRef, s.cfg.MaxBytes-docOverhead)
+	if err != nil {
+		return nil, err
+	}
+	parts := make([]part, 0, max(len(cuts), 1))
 	after := ""
-	for {
-		n, last, err := pc.CutResources(ctx, coll, after, s.cfg.MaxEntries, perRef, s.cfg.MaxBytes-docOverhead)
-		if err != nil {
-			return nil, err
-		}
-		if n == 0 {
-			break
-		}
-		parts = append(parts, part{after: after, last: last, entries: n})
-		after = last
+	for _, c := range cuts {
+		parts = append(parts, part{after: after, last: c.Last, entries: c.Entries})
+		after = c.Last
 	}
 	if len(parts) == 0 {
-		return []part{{}}, nil
+		parts = append(parts, part{})
 	}
 	parts[len(parts)-1].last = ""
+	s.plans.put(coll, at, parts)
 	return parts, nil
 }
 

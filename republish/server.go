@@ -22,9 +22,11 @@ type BlobOpener interface {
 
 var _ BlobOpener = (storage.Blobs)(nil)
 
-// Server serves the aggregator as a ResourceSync Source. It keeps no state
-// between requests: every document is computed from the catalog, so any
-// number of replicas, each with its own catalog, serve the same documents.
+// Server serves the aggregator as a ResourceSync Source. Every document is
+// computed from the catalog, so any number of replicas, each with its own
+// catalog, serve the same documents; the only thing kept between requests
+// is the plan of each Resource List Index, for the catalog state it was
+// made from (see planCache).
 type Server struct {
 	cfg    Config
 	cat    Catalog
@@ -36,6 +38,9 @@ type Server struct {
 	// now is the clock, for the rare document that has no change time to
 	// date it by (an empty collection).
 	now func() time.Time
+	// plans keeps each collection's Resource List plan until the
+	// catalog changes.
+	plans *planCache
 }
 
 // New checks cfg and returns a Server reading from cat and blobs. Metrics
@@ -55,7 +60,8 @@ func New(cfg Config, cat Catalog, blobs BlobOpener, logger *slog.Logger, reg pro
 	if err != nil {
 		return nil, fmt.Errorf("republish: register metrics: %w", err)
 	}
-	s := &Server{cfg: cfg, cat: cat, blobs: blobs, log: logger, m: m, colls: map[string]*Collection{}, now: time.Now}
+	s := &Server{cfg: cfg, cat: cat, blobs: blobs, log: logger, m: m, colls: map[string]*Collection{}, now: time.Now,
+		plans: newPlanCache()}
 	for i := range s.cfg.Collections {
 		s.colls[s.cfg.Collections[i].Name] = &s.cfg.Collections[i]
 	}

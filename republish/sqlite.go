@@ -34,13 +34,20 @@ func (c *SQLiteCatalog) Resources(ctx context.Context, collection, afterURI stri
 	})
 }
 
-// CutResources finds where a Resource List part ends, from the sizes the
-// catalog keeps, without reading the resources.
-func (c *SQLiteCatalog) CutResources(ctx context.Context, collection, afterURI string, maxEntries int, perRef, budget int64) (int, string, error) {
-	return c.cat.CutResources(ctx, collection, afterURI, maxEntries, perRef, budget)
+// PlanResources cuts a Resource List into parts from the sizes the
+// catalog keeps, without reading the resources, from one snapshot whose
+// last applied sequence it returns.
+func (c *SQLiteCatalog) PlanResources(ctx context.Context, collection string, maxEntries int, perRef, budget int64) ([]sqlite.Cut, uint64, error) {
+	return c.cat.PlanResources(ctx, collection, maxEntries, perRef, budget)
 }
 
-var _ partCutter = (*SQLiteCatalog)(nil)
+// LastApplied is the sequence of the last event the catalog applied,
+// which moves with every change of it.
+func (c *SQLiteCatalog) LastApplied(ctx context.Context) (uint64, error) {
+	return c.cat.LastApplied(ctx)
+}
+
+var _ partPlanner = (*SQLiteCatalog)(nil)
 
 // Changes streams the change log of collection for from <= time < until
 // from one snapshot, each entry with the upstream change it came from.

@@ -2,6 +2,7 @@ package republish
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/viaduct-mirror/viaduct"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
+	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 )
 
 // TestSQLitePartsMatchMemory cuts a Resource List whose parts end by the
@@ -49,4 +51,92 @@ func TestSQLitePartsMatchMemory(t *testing.T) {
 			t.Errorf("GET %s: %d bytes, over the limit", name, len(want))
 		}
 	}
+}
+
+// countingPlanner counts the plans the server asks the catalog for.
+type countingPlanner struct {
+	*SQLiteCatalog
+	plans int
+}
+
+func (c *countingPlanner) PlanResources(ctx context.Context, collection string, maxEntries int, perRef, budget int64) ([]sqlite.Cut, uint64, error) {
+	c.plans++
+	return c.SQLiteCatalog.PlanResources(ctx, collection, maxEntries, perRef, budget)
+}
+
+// TestSQLitePlanFollowsCatalog checks that a Resource List Index is
+// planned once per catalog state: asked again with nothing changed, the
+// server reuses its plan; after a change, even one that moves no count
+// or time of the collection (a Source's new word on a resource whose copy
+// stays), it plans again, and the index it serves is the one a server
+// that never planned before would serve.
+func TestSQLitePlanFollowsCatalog(t *testing.T) {
+	ctx := context.Background()
+	cfg := Config{MaxEntries: 3, MaxBytes: 6000}
+	f := newSQLiteFixture(t, cfg)
+	cat := &countingPlanner{SQLiteCatalog: FromSQLite(f.cat)}
+	f.srv.cat = cat
+	body := []byte("same body")
+	event := func(name string, links ...resourcesync.Link) *viaduct.Event {
+		uri := "http://origin.example.com/" + name
+		return &viaduct.Event{Source: "origin", Collection: "alpha", URI: uri, Op: resourcesync.Created, Type: "text/plain",
+			Upstream: viaduct.Change{Source: "origin", Collection: "alpha", URI: uri, Op: resourcesync.Created, Links: links}}
+	}
+	for i := range 7 {
+		f.apply(t, base.Add(time.Duration(i)*time.Second), event(fmt.Sprintf("r%02d", i)), body)
+	}
+	// check fetches the index twice, then every part, and compares the
+	// plan with a fresh server's.
+	check := func(step string, wantPlans, wantParts int) {
+		t.Helper()
+		_, parts, _ := f.locs(t, "/alpha/resourcelist.xml")
+		f.locs(t, "/alpha/resourcelist.xml")
+		if cat.plans != wantPlans {
+			t.Errorf("%s: %d plans made, want %d", step, cat.plans, wantPlans)
+		}
+		if len(parts) != wantParts {
+			t.Errorf("%s: %d parts, want %d", step, len(parts), wantParts)
+		}
+		seen := map[string]int{}
+		for _, p := range parts {
+			_, uris, _ := f.locs(t, strings.TrimPrefix(p, f.srv.cfg.BaseURL))
+			if len(uris) > cfg.MaxEntries || len(uris) == 0 {
+				t.Errorf("%s: part %s has %d entries", step, p, len(uris))
+			}
+			for _, u := range uris {
+				seen[u]++
+			}
+		}
+		st, err := cat.Stats(ctx, "alpha")
+		if err != nil || int64(len(seen)) != st.Resources {
+			t.Errorf("%s: parts list %d resources, catalog holds %d (%v)", step, len(seen), st.Resources, err)
+		}
+		fresh := *f.srv
+		fresh.cat, fresh.plans = FromSQLite(f.cat), newPlanCache()
+		want, err := fresh.plan(ctx, "alpha")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := f.srv.plan(ctx, "alpha")
+		if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: plan %v, %v; a fresh server's %v", step, got, err, want)
+		}
+	}
+	check("start", 1, 3)
+	if err := f.cat.Skip(ctx, f.seq+1); err != nil {
+		t.Fatal(err)
+	}
+	f.seq++
+	check("after a skipped event", 2, 3)
+	// A resource between r02 and r03 shifts every later part.
+	f.apply(t, base.Add(time.Minute), event("r025"), body)
+	check("after a creation", 3, 3)
+	// The Source links r04 to a large description: same copy, no change
+	// logged, but its entry no longer fits in a part with others.
+	f.apply(t, base.Add(2*time.Minute), event("r04", resourcesync.Link{Rel: "describedby",
+		Href: "http://origin.example.com/" + strings.Repeat("d", 2000)}), body)
+	if st, _ := cat.Stats(ctx, "alpha"); st.Changes != 8 {
+		t.Fatalf("the upstream-only update logged a change: %d changes, want 8", st.Changes)
+	}
+	check("after an upstream-only update", 4, 4)
 }
