@@ -41,10 +41,12 @@ type Releaser interface {
 
 // Catalog is what the workers ask the node's catalog before fetching:
 // whether the copy is already held, by URI or by hash. *sqlite.Catalog is
-// the real one. Both return an error wrapping sqlite.ErrNotFound when
-// nothing matches.
+// the real one. Lookup reads only the columns a worker compares, and
+// reports a missing row (every change of a first baseline) as not found
+// rather than as an error; HeldByHash returns an error wrapping
+// sqlite.ErrNotFound when nothing matches.
 type Catalog interface {
-	Resource(ctx context.Context, collection, uri string) (*sqlite.Resource, error)
+	Lookup(ctx context.Context, collection, uri string) (l sqlite.Lookup, found bool, err error)
 	HeldByHash(ctx context.Context, source string, hs resourcesync.Hashes, length *int64) (*sqlite.Resource, error)
 }
 

@@ -58,3 +58,44 @@ func TestDeletionOvertakesSlowCreation(t *testing.T) {
 		t.Errorf("dead letters: %v", d)
 	}
 }
+
+// TestChangeBeforeBaselineAtIsSuperseded: a baseline listed a resource at
+// its list's at, later than the resource's lastmod; a change of it dated
+// between the two is older than the catalog's statement, so the catalog
+// would ignore its event. The worker skips it without asking the Source,
+// though its time is after the upstream time the catalog recorded.
+func TestChangeBeforeBaselineAtIsSuperseded(t *testing.T) {
+	srv := startSim(t, sim.Config{Resources: 1})
+	q := startQueue(t)
+	store, _ := dirStore(t)
+	cat := appliedCatalog(t, q)
+
+	listed := simChanges(t, srv)[0]
+	listed.Listed = listed.Time.Add(time.Hour)
+	publishAll(t, q, []viaduct.Change{listed})
+	deps := queueDeps(t, q, store, clientsFor(t, srv))
+	deps.Catalog = cat
+	runPool(t, testConfig(), deps, nil)
+	eventually(t, 20*time.Second, "the baseline's change applied", func() bool {
+		last, err := cat.LastApplied(context.Background())
+		return err == nil && last == 1
+	})
+	srv.ResetRequests()
+
+	older := viaduct.Change{Source: testSource, Collection: testCollection, URI: listed.URI, Op: resourcesync.Updated,
+		Time: listed.Time.Add(30 * time.Minute),
+		Hash: resourcesync.Hashes{{Alg: resourcesync.SHA256, Value: "00000000000000000000000000000000000000000000000000000000000000ff"}}}
+	publishAll(t, q, []viaduct.Change{older})
+	eventually(t, 20*time.Second, "the older change handled", func() bool {
+		return streamMsgs(t, q, queue.StreamChanges) == 0
+	})
+	if r := srv.Requests(); len(r) != 0 {
+		t.Errorf("requests to the Source: %v, want none", r)
+	}
+	if evs := events(t, q); len(evs) != 1 {
+		t.Errorf("%d events, want only the baseline's", len(evs))
+	}
+	if d := deadLetters(t, q); len(d) != 0 {
+		t.Errorf("dead letters: %v", d)
+	}
+}

@@ -28,18 +28,18 @@ const (
 // none) and the reason, or "" when the bitstream must be fetched.
 func (p *Pool) skip(ctx context.Context, c *viaduct.Change) (*viaduct.Event, string, error) {
 	if p.deps.Catalog != nil {
-		r, err := p.deps.Catalog.Resource(ctx, c.Collection, c.URI)
+		l, found, err := p.deps.Catalog.Lookup(ctx, c.Collection, c.URI)
 		switch {
-		case errors.Is(err, sqlite.ErrNotFound):
 		case err != nil:
 			return nil, "", fmt.Errorf("look up %s in the catalog: %w", c.URI, err)
-		case superseded(c, r):
+		case !found:
+		case superseded(c, &l):
 			return nil, skipSuperseded, nil
-		case !r.Deleted && sameContent(c, r):
-			if t := orderOf(c); !t.IsZero() && t.After(r.Upstream.Time) {
+		case !l.Deleted && sameContent(c, &l):
+			if t := orderOf(c); !t.IsZero() && t.After(l.UpstreamTime) {
 				// A new change that did not change the bytes: the
 				// catalog records the Source's new metadata.
-				return newEvent(c, r.SHA256, r.MD5, r.Length, typeOr(c.Type, r.Type)), skipRefresh, nil
+				return newEvent(c, l.SHA256, l.MD5, l.Length, typeOr(c.Type, l.Type)), skipRefresh, nil
 			}
 			return nil, skipHeld, nil
 		}
@@ -68,7 +68,7 @@ func (p *Pool) skip(ctx context.Context, c *viaduct.Change) (*viaduct.Event, str
 		}
 	}
 	r, err := p.heldByHash(ctx, c)
-	if err != nil || c.Hash.Verify(ownHashes(r)) != nil {
+	if err != nil || c.Hash.Verify(ownHashes(r.MD5, r.SHA256)) != nil {
 		return nil, "", nil
 	}
 	if _, err := p.deps.Blobs.Stat(ctx, r.SHA256); err != nil {
@@ -97,27 +97,28 @@ func (p *Pool) deleted(ctx context.Context, c *viaduct.Change) (*viaduct.Event, 
 	if p.deps.Catalog == nil {
 		return newEvent(c, "", "", 0, ""), "", nil
 	}
-	r, err := p.deps.Catalog.Resource(ctx, c.Collection, c.URI)
+	l, found, err := p.deps.Catalog.Lookup(ctx, c.Collection, c.URI)
 	switch {
-	case errors.Is(err, sqlite.ErrNotFound):
-		return newEvent(c, "", "", 0, ""), skipNotHeld, nil
 	case err != nil:
 		return nil, "", &failure{reason: "lookup", retry: true, err: fmt.Errorf("look up %s in the catalog: %w", c.URI, err), evidence: evidence(c, c.URI)}
-	case superseded(c, r):
+	case !found:
+		return newEvent(c, "", "", 0, ""), skipNotHeld, nil
+	case superseded(c, &l):
 		return nil, skipSuperseded, nil
-	case r.Deleted && !orderOf(c).After(r.Upstream.Time):
+	case l.Deleted && !orderOf(c).After(l.UpstreamTime):
 		return nil, skipGone, nil
 	}
-	return newEvent(c, r.SHA256, r.MD5, r.Length, r.Type), "", nil
+	return newEvent(c, l.SHA256, l.MD5, l.Length, l.Type), "", nil
 }
 
 // superseded reports whether the catalog already has a later statement
 // of the Source about the resource than c: the catalog would ignore c's
-// event, and its bitstream is no longer what c describes. It is only a
-// shortcut: the catalog decides the same on every node, from the events.
-func superseded(c *viaduct.Change, r *sqlite.Resource) bool {
+// event (it places c before the row's order, see sqlite.ApplyBatch), and
+// its bitstream is no longer what c describes. It is only a shortcut: the
+// catalog decides the same on every node, from the events.
+func superseded(c *viaduct.Change, l *sqlite.Lookup) bool {
 	t := orderOf(c)
-	return !t.IsZero() && r.Upstream.Time.After(t)
+	return !t.IsZero() && l.Order.After(t)
 }
 
 // orderOf is the Source time that places c among the statements about its
@@ -133,27 +134,27 @@ func orderOf(c *viaduct.Change) time.Time {
 // sameContent reports whether what the Source declared agrees with the
 // held copy: at least one declared digest the catalog keeps (md5,
 // sha-256), all of them equal, the length if declared, the type if declared.
-func sameContent(c *viaduct.Change, r *sqlite.Resource) bool {
+func sameContent(c *viaduct.Change, l *sqlite.Lookup) bool {
 	if c.Hash.Get(resourcesync.SHA256) == "" && c.Hash.Get(resourcesync.MD5) == "" {
 		return false
 	}
-	if c.Hash.Verify(ownHashes(r)) != nil {
+	if c.Hash.Verify(ownHashes(l.MD5, l.SHA256)) != nil {
 		return false
 	}
-	if c.Length != nil && *c.Length != r.Length {
+	if c.Length != nil && *c.Length != l.Length {
 		return false
 	}
-	return c.Type == "" || c.Type == r.Type
+	return c.Type == "" || c.Type == l.Type
 }
 
 // ownHashes are the digests the catalog computed of its copy.
-func ownHashes(r *sqlite.Resource) resourcesync.Hashes {
+func ownHashes(md5, sha256 string) resourcesync.Hashes {
 	var hs resourcesync.Hashes
-	if r.MD5 != "" {
-		hs = append(hs, resourcesync.Hash{Alg: resourcesync.MD5, Value: r.MD5})
+	if md5 != "" {
+		hs = append(hs, resourcesync.Hash{Alg: resourcesync.MD5, Value: md5})
 	}
-	if r.SHA256 != "" {
-		hs = append(hs, resourcesync.Hash{Alg: resourcesync.SHA256, Value: r.SHA256})
+	if sha256 != "" {
+		hs = append(hs, resourcesync.Hash{Alg: resourcesync.SHA256, Value: sha256})
 	}
 	return hs
 }
