@@ -5,8 +5,9 @@
 package viaduct
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/viaduct-mirror/viaduct/resourcesync"
@@ -63,7 +64,7 @@ type StoredBlob struct {
 // change read twice (a re-polled Change List, a notification and the list
 // that also records it) is queued once.
 func (c *Change) MsgID() string {
-	return strings.Join([]string{"chg", c.Source, c.URI, c.Op, c.Time.UTC().Format(time.RFC3339Nano), c.Hash.String()}, "|")
+	return msgID("chg-", c.Source, c.URI, c.Op, c.Time.UTC().Format(time.RFC3339Nano), c.Hash.String())
 }
 
 // Event is one change the aggregator made to its copy: a message on the
@@ -91,5 +92,23 @@ type Event struct {
 // after publishing and before acknowledging its change publishes the same
 // event again, and JetStream keeps only the first.
 func (e *Event) MsgID() string {
-	return strings.Join([]string{"evt", e.Source, e.URI, e.Op, e.SHA256, strconv.FormatInt(e.Length, 10), e.Upstream.Time.UTC().Format(time.RFC3339Nano)}, "|")
+	return msgID("evt-", e.Source, e.URI, e.Op, e.SHA256, strconv.FormatInt(e.Length, 10), e.Upstream.Time.UTC().Format(time.RFC3339Nano))
+}
+
+// msgID is prefix and a digest of the fields: 128 bits of sha-256 in
+// base64url, 26 bytes in all. JetStream keeps every id of its duplicate
+// window in memory, and the fields themselves (a URI, times, hashes) run to
+// a few hundred bytes: a baseline of a million resources inside the window
+// would hold hundreds of megabytes of ids. Each field is preceded by its
+// length, so no two lists of fields share a digest input.
+func msgID(prefix string, fields ...string) string {
+	h := sha256.New()
+	var n [20]byte
+	for _, f := range fields {
+		h.Write(strconv.AppendInt(n[:0], int64(len(f)), 10))
+		h.Write([]byte{':'})
+		h.Write([]byte(f))
+	}
+	var sum [sha256.Size]byte
+	return prefix + base64.RawURLEncoding.EncodeToString(h.Sum(sum[:0])[:16])
 }
