@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 )
 
 // fanOut remembers which fan-out directories (root/ab/cd) this process
@@ -14,9 +15,16 @@ import (
 // been synced. Until then a blob linked into one also syncs its parents.
 // A directory found on disk at start is not trusted: it may have been
 // made by a process that stopped before syncing it.
+//
+// It also remembers which fan-out directories this process found or made,
+// so that a commit into one does not ask the file system again: each ask
+// costs a stat and two mkdirs, and a mkdir locks the parent directory
+// that every other commit of the moment is also using. Both sets are
+// bounded by the 65,536 fan-out directories a store can have.
 type fanOut struct {
 	mu      sync.Mutex
 	durable [1 << 16]bool // by the key's first four hex digits
+	exists  [1 << 16]atomic.Bool
 }
 
 func fanOutIndex(key string) int {
@@ -35,6 +43,17 @@ func (f *fanOut) setDurable(key string) {
 	f.durable[fanOutIndex(key)] = true
 	f.mu.Unlock()
 }
+
+// known reports whether key's fan-out directory was found or made by
+// this process.
+func (f *fanOut) known(key string) bool { return f.exists[fanOutIndex(key)].Load() }
+
+// setKnown records that key's fan-out directory exists.
+func (f *fanOut) setKnown(key string) { f.exists[fanOutIndex(key)].Store(true) }
+
+// forget drops key's fan-out directory from the known ones, after the
+// file system said it is not there (someone removed it).
+func (f *fanOut) forget(key string) { f.exists[fanOutIndex(key)].Store(false) }
 
 // makeDirs creates a blob's fan-out directory (root/ab/cd) when it is
 // missing. It syncs nothing: the commit that links a blob into the

@@ -99,3 +99,38 @@ func BenchmarkPut(b *testing.B) {
 	}
 	storagetest.BenchmarkPut(b, s)
 }
+
+// TestFanOutRemovedUnderTheStore: the store remembers the fan-out
+// directories it made, and makes one again when it was removed behind
+// its back, instead of failing the commit.
+func TestFanOutRemovedUnderTheStore(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	put := func() string {
+		t.Helper()
+		w, err := s.Create(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte("fan-out"))
+		key, err := w.Commit(ctx)
+		if err != nil {
+			t.Fatalf("Commit: %v", err)
+		}
+		return key
+	}
+	key := put()
+	if !s.fanOut.known(key) {
+		t.Errorf("fan-out directory of %s not remembered after a commit into it", key)
+	}
+	if err := os.RemoveAll(filepath.Join(s.Root(), key[:2])); err != nil {
+		t.Fatal(err)
+	}
+	if got := put(); got != key {
+		t.Fatalf("second commit: key %s, want %s", got, key)
+	}
+	if data, err := os.ReadFile(s.path(key)); err != nil || string(data) != "fan-out" {
+		t.Errorf("blob after its fan-out directory was made again: %q, %v", data, err)
+	}
+	wantNoTemporaries(t, s)
+}

@@ -95,10 +95,8 @@ func (w *writer) commit(key string) error {
 	}
 	dest := w.s.path(key)
 	dir := filepath.Dir(dest)
-	if err := makeDirs(dir); err != nil {
-		return err
-	}
-	switch err := os.Link(tmp, dest); {
+	err = w.s.link(key, tmp, dest)
+	switch {
 	case err == nil, errors.Is(err, fs.ErrExist):
 		// An existing blob may have been linked a moment ago by a commit
 		// still waiting for its directory sync: it is synced here too,
@@ -120,6 +118,32 @@ func (w *writer) commit(key string) error {
 		return err
 	}
 	return nil
+}
+
+// link links tmp as dest, the path of key, creating dest's fan-out
+// directories unless this process knows they exist. When a directory it
+// knew of is gone (removed under the store), it is made again and the
+// link tried once more.
+func (s *Store) link(key, tmp, dest string) error {
+	if !s.fanOut.known(key) {
+		if err := makeDirs(filepath.Dir(dest)); err != nil {
+			return err
+		}
+		s.fanOut.setKnown(key)
+	}
+	err := os.Link(tmp, dest)
+	if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if _, serr := os.Stat(tmp); serr != nil {
+		return err // the temporary is what is missing
+	}
+	s.fanOut.forget(key)
+	if err := makeDirs(filepath.Dir(dest)); err != nil {
+		return err
+	}
+	s.fanOut.setKnown(key)
+	return os.Link(tmp, dest)
 }
 
 // Abort closes and removes the temporary file.

@@ -1,0 +1,65 @@
+package dir
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// BenchmarkCommitParallel commits distinct 1 KiB blobs from several
+// goroutines at once, as a node's fetch workers do, into fan-out
+// directories that fill as a store's do. cpu-us/blob is the process's CPU
+// time (user and kernel) per blob: contention on the store's directories
+// shows there as kernel time.
+func BenchmarkCommitParallel(b *testing.B) {
+	for _, workers := range []int{1, 8, 32} {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			s, err := New(b.TempDir())
+			if err != nil {
+				b.Fatal(err)
+			}
+			salt := rand.Uint64()
+			var next atomic.Uint64
+			b.SetParallelism(max(1, workers/runtime.GOMAXPROCS(0)))
+			b.ReportAllocs()
+			cpu0, start := cpuTime(), time.Now()
+			b.RunParallel(func(pb *testing.PB) {
+				data := make([]byte, 1024)
+				rand.NewChaCha8([32]byte{byte(salt)}).Read(data)
+				ctx := context.Background()
+				for pb.Next() {
+					binary.LittleEndian.PutUint64(data, salt)
+					binary.LittleEndian.PutUint64(data[8:], next.Add(1))
+					w, err := s.Create(ctx)
+					if err != nil {
+						b.Fatalf("Create: %v", err)
+					}
+					if _, err := w.Write(data); err != nil {
+						b.Fatalf("Write: %v", err)
+					}
+					if _, err := w.Commit(ctx); err != nil {
+						b.Fatalf("Commit: %v", err)
+					}
+				}
+			})
+			elapsed, cpu := time.Since(start), cpuTime()-cpu0
+			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "blobs/s")
+			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us/blob")
+		})
+	}
+}
+
+// cpuTime is the CPU time the process has used so far, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
