@@ -56,12 +56,18 @@ func (f *fanOut) setKnown(key string) { f.exists[fanOutIndex(key)].Store(true) }
 func (f *fanOut) forget(key string) { f.exists[fanOutIndex(key)].Store(false) }
 
 // makeDirs creates a blob's fan-out directory (root/ab/cd) when it is
-// missing. It syncs nothing: the commit that links a blob into the
-// directory syncs it and, until the fan-out is known durable, its parents
-// too, in one group with the other commits of the moment.
+// missing, and its parent root/ab only when that is missing too: one
+// mkdir in the usual case, whether the directory is new or not. It syncs
+// nothing: the commit that links a blob into the directory syncs it and,
+// until the fan-out is known durable, its parents too, in one group with
+// the other commits of the moment.
 func makeDirs(dir string) error {
-	if _, err := os.Stat(dir); err == nil {
+	err := os.Mkdir(dir, 0o755)
+	switch {
+	case err == nil, errors.Is(err, fs.ErrExist):
 		return nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return err
 	}
 	for _, d := range []string{filepath.Dir(dir), dir} {
 		if err := os.Mkdir(d, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {

@@ -144,10 +144,19 @@ func (s *Store) syncEntry(mark uint64, key, dir string) error {
 
 func notFound(key string, err error) error {
 	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("blob %s: %w", key, storage.ErrNotFound)
+		return &notFoundError{key: key}
 	}
 	return fmt.Errorf("blob %s: %w", key, err)
 }
+
+// notFoundError is the error of a blob that is not stored. A fetch worker
+// asks for the declared sha-256 of every change before fetching it, and
+// during a first baseline the answer is nearly always this, so the
+// message is only formatted if someone reads it.
+type notFoundError struct{ key string }
+
+func (e *notFoundError) Error() string { return "blob " + e.key + ": " + storage.ErrNotFound.Error() }
+func (e *notFoundError) Unwrap() error { return storage.ErrNotFound }
 
 func info(key string, fi fs.FileInfo) storage.Info {
 	return storage.Info{Key: key, Size: fi.Size(), ModTime: fi.ModTime()}

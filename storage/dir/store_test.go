@@ -2,8 +2,10 @@ package dir
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/viaduct-mirror/viaduct/storage"
@@ -133,4 +135,15 @@ func TestFanOutRemovedUnderTheStore(t *testing.T) {
 		t.Errorf("blob after its fan-out directory was made again: %q, %v", data, err)
 	}
 	wantNoTemporaries(t, s)
+}
+
+// TestNotFoundNamesTheKey: the error of a blob not stored is
+// storage.ErrNotFound and says which blob was asked for.
+func TestNotFoundNamesTheKey(t *testing.T) {
+	s := newStore(t)
+	key := strings.Repeat("ab", 32)
+	_, err := s.Stat(context.Background(), key)
+	if !errors.Is(err, storage.ErrNotFound) || !strings.Contains(err.Error(), key) {
+		t.Errorf("Stat of a missing blob: %v; want ErrNotFound naming %s", err, key)
+	}
 }
