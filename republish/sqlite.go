@@ -29,9 +29,31 @@ func FromSQLite(cat *sqlite.Catalog) *SQLiteCatalog { return &SQLiteCatalog{cat:
 func (c *SQLiteCatalog) Resources(ctx context.Context, collection, afterURI string, limit int, fn func(*Record) error) error {
 	var rec Record
 	return c.cat.ScanResources(ctx, collection, afterURI, limit, func(rs *sqlite.ResourceState) error {
-		fromState(&rec, rs)
+		heldRecord(&rec, rs)
 		return fn(&rec)
 	})
+}
+
+// heldRecord is fromState, for the rows of a list: it sets the record
+// field by field, since copying a whole Record (three times and a dozen
+// strings and slices) for each of a million rows cost more than decoding
+// the row, the garbage collector's write barrier being on for much of a
+// list's life.
+func heldRecord(rec *Record, rs *sqlite.ResourceState) {
+	op := rs.Op
+	switch {
+	case rs.Deleted:
+		op = resourcesync.Deleted
+	case op == "" || op == resourcesync.Deleted:
+		op = resourcesync.Created
+	}
+	rec.Collection, rec.URI, rec.Op, rec.Seq, rec.At = rs.Collection, rs.URI, op, rs.Seq, rs.Changed
+	rec.SHA256, rec.MD5, rec.Length, rec.Type = rs.SHA256, rs.MD5, rs.Length, rs.Type
+	u, up := &rec.Upstream, &rs.Upstream
+	u.Source, u.Collection, u.URI, u.Op = rs.Source, rs.Collection, rs.URI, ""
+	u.Time, u.Listed, u.Modified = up.Time, time.Time{}, up.Modified
+	u.Hash, u.Length, u.Type, u.Links = up.Hash, up.Length, up.Type, up.Links
+	u.Doc, u.Blob = "", nil
 }
 
 // PlanResources cuts a Resource List into parts from the sizes the

@@ -140,3 +140,29 @@ func TestSQLitePlanFollowsCatalog(t *testing.T) {
 	}
 	check("after an upstream-only update", 4, 4)
 }
+
+// TestHeldRecord checks that heldRecord, which refills a record field by
+// field, leaves it as fromState makes a new one, whatever the record held
+// before.
+func TestHeldRecord(t *testing.T) {
+	n := int64(7)
+	full := &sqlite.ResourceState{Op: resourcesync.Updated, Resource: sqlite.Resource{Collection: "alpha", URI: "http://h/a", Source: "s", Origin: "http://o/a",
+		SHA256: "ab", MD5: "cd", Length: 3, Type: "text/plain", Changed: base, Seq: 9,
+		Upstream: sqlite.Upstream{Time: base.Add(-time.Hour), Modified: base.Add(-2 * time.Hour), Hash: resourcesync.Hashes{{Alg: "md5", Value: "cd"}},
+			Length: &n, Type: "text/html", Links: []resourcesync.Link{{Rel: "via", Href: "http://o/a"}}}}}
+	for _, rs := range []*sqlite.ResourceState{
+		{Resource: sqlite.Resource{Collection: "beta", URI: "http://h/b"}},
+		{Op: resourcesync.Deleted, Resource: sqlite.Resource{URI: "http://h/c", Deleted: true}},
+		full,
+	} {
+		var got Record
+		fromState(&got, full)
+		got.Upstream.Listed, got.Upstream.Doc, got.Upstream.Blob = base, "doc", &viaduct.StoredBlob{SHA256: "ab"}
+		heldRecord(&got, rs)
+		var want Record
+		fromState(&want, rs)
+		if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
+			t.Errorf("heldRecord(%s) = %+v\nwant %+v", rs.URI, got, want)
+		}
+	}
+}

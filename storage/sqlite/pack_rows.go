@@ -84,11 +84,38 @@ func (p *packer) packChange(h *changeHead, u *upFacts) {
 }
 
 // packDecoder turns packs back into the package's types, reusing its hash
-// slice and length. The strings it fills are substrings of the pack.
+// slice and length. The strings it fills are substrings of the pack. It
+// keeps the upstream times it decoded last, with their packed text, since
+// neighbouring rows (a baseline's resources) often share them.
 type packDecoder struct {
 	hashText string
 	hashes   resourcesync.Hashes
 	upLength int64
+	upTime   packedTime
+	upMod    packedTime
+}
+
+// packedTime is a time and the packed text it was decoded from.
+type packedTime struct {
+	text string
+	t    time.Time
+}
+
+// read decodes the next time of u, or takes the one kept when u starts
+// with its packed text: a packed time is self-delimiting, so the same
+// bytes are the same time.
+func (p *packedTime) read(u *unpacker) time.Time {
+	if n := len(p.text); n > 0 && len(u.s) >= n && u.s[:n] == p.text {
+		u.s = u.s[n:]
+		return p.t
+	}
+	rest := u.s
+	t := u.time()
+	if u.err != nil {
+		return time.Time{}
+	}
+	p.text, p.t = rest[:len(rest)-len(u.s)], t
+	return t
 }
 
 // state fills rs (but its Collection) from a resource's packs and URI
@@ -147,8 +174,8 @@ func (d *packDecoder) logged(pack string, ch *LoggedChange) error {
 func (d *packDecoder) upstream(u *unpacker, source, origin *string, up *Upstream) error {
 	*source = u.str()
 	*origin = u.str()
-	up.Time = u.time()
-	up.Modified = u.time()
+	up.Time = d.upTime.read(u)
+	up.Modified = d.upMod.read(u)
 	hash := u.str()
 	if len(hash) == 0 {
 		up.Hash = nil

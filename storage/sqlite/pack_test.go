@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -161,4 +162,33 @@ func sameUpstream(a, b *Upstream) bool {
 	_, bo := b.Time.Zone()
 	return a.Time.Equal(b.Time) && ao == bo && a.Modified.Equal(b.Modified) && a.Hash.String() == b.Hash.String() &&
 		reflect.DeepEqual(a.Length, b.Length) && a.Type == b.Type && reflect.DeepEqual(a.Links, b.Links)
+}
+
+// BenchmarkPackState decodes the packed row of a typical harvested
+// resource (two hashes, upstream times and length, no links), as
+// ScanResources does for every row of a Resource List; neighbouring rows
+// differ in their URI and hashes, as a baseline's do.
+func BenchmarkPackState(b *testing.B) {
+	const rows = 64
+	var packed [rows]string
+	for i := range rows {
+		var p packer
+		p.packCopy(&copyFacts{sha256: sha(fmt.Sprint(i)), md5: sha(fmt.Sprint(i))[:32], typ: "text/html", op: resourcesync.Created,
+			length: 1234, changed: t0.UnixMicro() + int64(i)*1000, seq: int64(i + 1)})
+		uri := fmt.Sprintf("http://origin.example.com/records/%08d.html", i)
+		p.packUp(&upFacts{source: "origin", origin: uri, time: t0.Add(-time.Hour), modified: t0.Add(-time.Hour),
+			hash: "md5:" + sha(fmt.Sprint(i))[:32], length: sql.NullInt64{Int64: 1234, Valid: true}, typ: "text/html"})
+		packed[i] = string(p.b) + uri
+	}
+	var (
+		d  packDecoder
+		rs ResourceState
+	)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if err := d.state(packed[i%rows], &rs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "entries/s")
 }
