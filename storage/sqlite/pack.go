@@ -63,31 +63,39 @@ func (p *packer) time(t time.Time) {
 // unpacker reads a pack in the order it was written. It reads a string,
 // not bytes: the streaming reads take each row as one string (see
 // ScanResources), so that every string field is a substring of it and
-// costs no allocation of its own. The first error sticks; the fields read
-// after it are zero.
+// costs no allocation of its own. It moves an offset rather than
+// reslicing s: an unpacker is passed by pointer, so every store of a
+// string into it would pass the garbage collector's write barrier, a
+// dozen times a row. The first error sticks; the fields read after it are
+// zero.
 type unpacker struct {
 	s   string
+	i   int
 	err error
 }
 
 func (u *unpacker) fail() {
 	u.err = errPack
-	u.s = ""
+	u.i = len(u.s)
 }
+
+// rest is what is left to read.
+func (u *unpacker) rest() string { return u.s[u.i:] }
 
 // uvarint reads an unsigned varint as encoding/binary writes it.
 func (u *unpacker) uvarint() uint64 {
 	var x uint64
-	for i := 0; i < len(u.s) && i < binary.MaxVarintLen64; i++ {
-		c := u.s[i]
+	s := u.s[u.i:]
+	for j := 0; j < len(s) && j < binary.MaxVarintLen64; j++ {
+		c := s[j]
 		if c < 0x80 {
-			if i == binary.MaxVarintLen64-1 && c > 1 {
+			if j == binary.MaxVarintLen64-1 && c > 1 {
 				break
 			}
-			u.s = u.s[i+1:]
-			return x | uint64(c)<<(7*i)
+			u.i += j + 1
+			return x | uint64(c)<<(7*j)
 		}
-		x |= uint64(c&0x7f) << (7 * i)
+		x |= uint64(c&0x7f) << (7 * j)
 	}
 	u.fail()
 	return 0
@@ -96,12 +104,12 @@ func (u *unpacker) uvarint() uint64 {
 // str returns the next string, a substring of the pack.
 func (u *unpacker) str() string {
 	n := u.uvarint()
-	if u.err != nil || uint64(len(u.s)) < n {
+	if u.err != nil || uint64(len(u.s)-u.i) < n {
 		u.fail()
 		return ""
 	}
-	s := u.s[:n]
-	u.s = u.s[n:]
+	s := u.s[u.i : u.i+int(n)]
+	u.i += int(n)
 	return s
 }
 
@@ -115,12 +123,12 @@ func (u *unpacker) int() int64 {
 }
 
 func (u *unpacker) time() time.Time {
-	if len(u.s) == 0 {
+	if u.i >= len(u.s) {
 		u.fail()
 		return time.Time{}
 	}
-	kind := u.s[0]
-	u.s = u.s[1:]
+	kind := u.s[u.i]
+	u.i++
 	if kind == 0 {
 		return time.Time{}
 	}
@@ -143,12 +151,12 @@ func (u *unpacker) time() time.Time {
 
 // flag reads a presence byte.
 func (u *unpacker) flag() bool {
-	if len(u.s) == 0 {
+	if u.i >= len(u.s) {
 		u.fail()
 		return false
 	}
-	f := u.s[0]
-	u.s = u.s[1:]
+	f := u.s[u.i]
+	u.i++
 	if f > 1 {
 		u.fail()
 	}

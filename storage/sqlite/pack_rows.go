@@ -105,16 +105,16 @@ type packedTime struct {
 // with its packed text: a packed time is self-delimiting, so the same
 // bytes are the same time.
 func (p *packedTime) read(u *unpacker) time.Time {
-	if n := len(p.text); n > 0 && len(u.s) >= n && u.s[:n] == p.text {
-		u.s = u.s[n:]
+	if n := len(p.text); n > 0 && len(u.s)-u.i >= n && u.s[u.i:u.i+n] == p.text {
+		u.i += n
 		return p.t
 	}
-	rest := u.s
+	start := u.i
 	t := u.time()
 	if u.err != nil {
 		return time.Time{}
 	}
-	p.text, p.t = rest[:len(rest)-len(u.s)], t
+	p.text, p.t = u.s[start:u.i], t
 	return t
 }
 
@@ -136,7 +136,7 @@ func (d *packDecoder) state(row string, rs *ResourceState) error {
 		return fmt.Errorf("resource row: copy: %w", errPack)
 	}
 	err := d.upstream(&u, &r.Source, &r.Origin, &r.Upstream)
-	r.URI = u.s
+	r.URI = u.rest()
 	if err != nil {
 		return fmt.Errorf("resource %s: %w", r.URI, err)
 	}
@@ -163,7 +163,7 @@ func (d *packDecoder) logged(pack string, ch *LoggedChange) error {
 	if err := d.upstream(&u, &ch.Source, &origin, &ch.Upstream); err != nil {
 		return fmt.Errorf("change %d of %s: %w", ch.Seq, ch.URI, err)
 	}
-	if len(u.s) != 0 {
+	if u.i != len(u.s) {
 		return fmt.Errorf("change %d of %s: %w", ch.Seq, ch.URI, errPack)
 	}
 	return nil

@@ -192,3 +192,43 @@ func BenchmarkPackState(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "entries/s")
 }
+
+// TestPackTruncated checks that a row cut short anywhere in its packs
+// decodes to an error, never to a record or a panic, and that the whole
+// row decodes to what was packed.
+func TestPackTruncated(t *testing.T) {
+	var p packer
+	p.packCopy(&copyFacts{sha256: sha("x"), md5: "cd", typ: "text/html", op: resourcesync.Updated, length: 300, changed: t0.UnixMicro(), seq: 70000})
+	p.packUp(&upFacts{source: "s1", origin: "http://o/a", time: t0, modified: t0.In(time.FixedZone("", 3600)), hash: "md5:cd sha-256:ef",
+		length: sql.NullInt64{Int64: 300, Valid: true}, typ: "text/html", links: sql.NullString{String: `[{"rel":"via","href":"http://o/a"}]`, Valid: true}})
+	packs := string(p.b)
+	var d packDecoder
+	var rs ResourceState
+	for n := range len(packs) {
+		if err := d.state(packs[:n], &rs); err == nil {
+			t.Errorf("state(first %d of %d bytes) = nil error", n, len(packs))
+		}
+	}
+	if err := d.state(packs+"http://s1/a", &rs); err != nil {
+		t.Fatal(err)
+	}
+	if rs.URI != "http://s1/a" || rs.SHA256 != sha("x") || rs.Seq != 70000 || rs.Op != resourcesync.Updated || !rs.Upstream.Modified.Equal(t0) ||
+		rs.Upstream.Modified.Location().String() == "UTC" || *rs.Upstream.Length != 300 || len(rs.Upstream.Hash) != 2 || rs.Upstream.Links[0].Href != "http://o/a" {
+		t.Errorf("state = %+v", rs)
+	}
+	var ch LoggedChange
+	var q packer
+	q.packChange(&changeHead{seq: 5, at: t0.UnixMicro(), received: t0.UnixMicro(), uri: "http://s1/a", op: resourcesync.Created, upOp: resourcesync.Updated,
+		copy: copyFacts{sha256: sha("x"), md5: "cd", typ: "text/html", length: 300}}, &upFacts{source: "s1", origin: "http://o/a", time: t0, modified: t0, typ: "text/html"})
+	for n := range len(q.b) {
+		if err := d.logged(string(q.b[:n]), &ch); err == nil {
+			t.Errorf("logged(first %d of %d bytes) = nil error", n, len(q.b))
+		}
+	}
+	if err := d.logged(string(q.b)+"x", &ch); err == nil {
+		t.Error("logged(pack and a byte more) = nil error")
+	}
+	if err := d.logged(string(q.b), &ch); err != nil || ch.Seq != 5 || ch.URI != "http://s1/a" || ch.UpstreamOp != resourcesync.Updated {
+		t.Errorf("logged = %+v, %v", ch, err)
+	}
+}
