@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/viaduct-mirror/viaduct/provenance"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
@@ -24,7 +25,8 @@ type entryBuilder struct {
 	buf     []byte
 	// bareLoc leaves the entry's Loc empty: a list writes each entry
 	// with write, which takes the URI from buf, so a million-entry list
-	// makes no string of each one.
+	// makes no string of each one. Such an entry is only for write: the
+	// builder refills the fields it sets and no others.
 	bareLoc bool
 }
 
@@ -60,18 +62,26 @@ func (b *entryBuilder) change(ctx context.Context, rec *Record) (*resourcesync.E
 
 func (b *entryBuilder) fill(ctx context.Context, rec *Record) error {
 	var err error
-	b.buf = append(b.buf[:0], b.s.cfg.BaseURL...)
-	if b.buf, err = appendResourcePath(b.buf, b.coll, provenance.OriginURI(&rec.Upstream)); err != nil {
-		return fmt.Errorf("collection %s: resource %s: %w", b.coll, rec.URI, err)
-	}
+	// The via link comes first (see provenance.Links) and names the
+	// origin, from which the aggregator URI derives (provenance.OriginURI).
 	if b.links, err = provenance.AppendLinks(ctx, b.links[:0], &rec.Upstream, b.resolve); err != nil {
 		return fmt.Errorf("collection %s: %w", b.coll, err)
 	}
-	b.md = resourcesync.MD{}
-	b.e = resourcesync.Entry{LastMod: rec.At, MD: &b.md, Links: b.links}
-	if !b.bareLoc {
-		b.e.Loc = string(b.buf)
+	b.buf = append(b.buf[:0], b.s.cfg.BaseURL...)
+	if b.buf, err = appendResourcePath(b.buf, b.coll, b.links[0].Href); err != nil {
+		return fmt.Errorf("collection %s: resource %s: %w", b.coll, rec.URI, err)
 	}
+	if b.bareLoc {
+		// A list hands its entries only to its Writer, which leaves them
+		// as they are, and resource, change and copyFacts set no other
+		// fields: clearing these few costs far less, for a million
+		// entries, than a new MD and Entry each.
+		b.md.Hash, b.md.Length, b.md.Type, b.md.Change, b.md.DateTime = nil, nil, "", "", time.Time{}
+		b.e.LastMod, b.e.MD, b.e.Links = rec.At, &b.md, b.links
+		return nil
+	}
+	b.md = resourcesync.MD{}
+	b.e = resourcesync.Entry{LastMod: rec.At, MD: &b.md, Links: b.links, Loc: string(b.buf)}
 	return nil
 }
 
