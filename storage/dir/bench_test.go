@@ -16,14 +16,24 @@ import (
 // goroutines at once, as a node's fetch workers do, into fan-out
 // directories that fill as a store's do. cpu-us/blob is the process's CPU
 // time (user and kernel) per blob: contention on the store's directories
-// shows there as kernel time.
+// shows there as kernel time. temporaries=named is the store where
+// anonymous files cannot be made.
 func BenchmarkCommitParallel(b *testing.B) {
-	for _, workers := range []int{1, 8, 32} {
-		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+	for _, tc := range []struct {
+		workers int
+		anon    bool
+	}{{1, true}, {8, true}, {32, true}, {32, false}} {
+		temps := map[bool]string{true: "anonymous", false: "named"}[tc.anon]
+		workers := tc.workers
+		b.Run(fmt.Sprintf("workers=%d/temporaries=%s", workers, temps), func(b *testing.B) {
 			s, err := New(b.TempDir())
 			if err != nil {
 				b.Fatal(err)
 			}
+			if tc.anon && !s.anon {
+				b.Skip("no anonymous temporaries on this system")
+			}
+			s.anon = tc.anon
 			salt := rand.Uint64()
 			var next atomic.Uint64
 			b.SetParallelism(max(1, workers/runtime.GOMAXPROCS(0)))

@@ -20,8 +20,11 @@ type Store struct {
 	// wholeFS: each round of group is a syncfs of the file system (Linux
 	// 5.8+); otherwise files and directories are synced one by one.
 	wholeFS bool
-	group   *grouper
-	fanOut  *fanOut
+	// anon: temporaries are anonymous files linked under their key
+	// (Linux's O_TMPFILE); otherwise named files in tmp.
+	anon   bool
+	group  *grouper
+	fanOut *fanOut
 }
 
 var (
@@ -46,6 +49,7 @@ func New(root string) (*Store, error) {
 	if err := os.MkdirAll(s.tmp, 0o755); err != nil {
 		return nil, fmt.Errorf("blob directory %s: %w", root, err)
 	}
+	s.anon = anonWorks(s.tmp)
 	run, err := openSyncFS(root)
 	if err != nil {
 		return nil, fmt.Errorf("blob directory %s: %w", root, err)
@@ -67,16 +71,23 @@ func (s *Store) path(key string) string {
 	return filepath.Join(s.root, key[0:2], key[2:4], key)
 }
 
-// Create starts a blob in a new temporary file.
+// Create starts a blob in a new temporary file: an anonymous one where
+// the system has them (see openAnon), else a named one in root/tmp.
 func (s *Store) Create(ctx context.Context) (storage.BlobWriter, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	f, err := os.CreateTemp(s.tmp, "blob-*")
+	var f *os.File
+	var err error
+	if s.anon {
+		f, err = openAnon(s.tmp)
+	} else {
+		f, err = os.CreateTemp(s.tmp, "blob-*")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("creating temporary blob in %s: %w", s.tmp, err)
 	}
-	return newWriter(s, f, s.group.mark()), nil
+	return newWriter(s, f, s.anon, s.group.mark()), nil
 }
 
 // Open opens the blob's file.

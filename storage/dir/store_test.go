@@ -3,8 +3,10 @@ package dir
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -24,6 +26,17 @@ func newStore(t *testing.T) *Store {
 func TestSuite(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T) storage.Blobs {
 		s := newStore(t)
+		t.Cleanup(func() { wantNoTemporaries(t, s) })
+		return s
+	})
+}
+
+// TestSuiteNamedTemporaries runs the suite with named temporaries, what
+// the store uses where anonymous files cannot be made.
+func TestSuiteNamedTemporaries(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T) storage.Blobs {
+		s := newStore(t)
+		s.anon = false
 		t.Cleanup(func() { wantNoTemporaries(t, s) })
 		return s
 	})
@@ -66,6 +79,7 @@ func TestNewCleansTemporaries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.anon = false // an anonymous temporary leaves nothing to clean
 	// A writer that never ends stands for a crash mid-write.
 	w, err := s.Create(context.Background())
 	if err != nil {
@@ -145,5 +159,50 @@ func TestNotFoundNamesTheKey(t *testing.T) {
 	_, err := s.Stat(context.Background(), key)
 	if !errors.Is(err, storage.ErrNotFound) || !strings.Contains(err.Error(), key) {
 		t.Errorf("Stat of a missing blob: %v; want ErrNotFound naming %s", err, key)
+	}
+}
+
+// TestAnonymousTemporaries: where the system has anonymous files, a blob
+// being written has no name at all until it is committed, an aborted one
+// leaves nothing, and a committed one is under its key only.
+func TestAnonymousTemporaries(t *testing.T) {
+	s := newStore(t)
+	if !s.anon {
+		if runtime.GOOS == "linux" && os.Getenv("CI") == "true" {
+			t.Fatal("no anonymous temporaries (O_TMPFILE and /proc) on this Linux system, which CI machines have")
+		}
+		t.Skip("no anonymous temporaries on this system")
+	}
+	ctx := context.Background()
+	aborted, err := s.Create(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aborted.Write([]byte("aborted"))
+	w, err := s.Create(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write([]byte("committed"))
+	wantNoTemporaries(t, s)
+	if err := aborted.Abort(); err != nil {
+		t.Errorf("Abort: %v", err)
+	}
+	key, err := w.Commit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	filepath.WalkDir(s.Root(), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			names = append(names, p)
+		}
+		return err
+	})
+	if len(names) != 1 || names[0] != s.path(key) {
+		t.Errorf("files in the store: %v, want only %s", names, s.path(key))
+	}
+	if data, err := os.ReadFile(s.path(key)); err != nil || string(data) != "committed" {
+		t.Errorf("committed blob: %q, %v", data, err)
 	}
 }

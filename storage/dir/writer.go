@@ -17,6 +17,7 @@ import (
 type writer struct {
 	s    *Store
 	f    *os.File
+	anon bool // f has no name until it is linked under its key
 	h    *resourcesync.Hasher
 	mark uint64 // the store's sync rounds when writing began
 	key  string // set once committed
@@ -25,8 +26,8 @@ type writer struct {
 
 var _ storage.BlobWriter = (*writer)(nil)
 
-func newWriter(s *Store, f *os.File, mark uint64) *writer {
-	return &writer{s: s, f: f, h: resourcesync.NewHasher(), mark: mark}
+func newWriter(s *Store, f *os.File, anon bool, mark uint64) *writer {
+	return &writer{s: s, f: f, anon: anon, h: resourcesync.NewHasher(), mark: mark}
 }
 
 var errClosed = errors.New("blob writer already committed or aborted")
@@ -71,6 +72,8 @@ func (w *writer) Commit(ctx context.Context) (string, error) {
 // commit makes the temporary file's bytes durable before the file gets
 // its final name, so that a name always holds its bytes even after a
 // crash, then links it and makes the link durable (see the package doc).
+// An anonymous temporary stays open until it is linked, since its
+// descriptor is the only way to it.
 func (w *writer) commit(key string) error {
 	tmp := w.f.Name()
 	if !w.s.wholeFS {
@@ -85,8 +88,10 @@ func (w *writer) commit(key string) error {
 	if fi.Size() != w.h.Len() {
 		return fmt.Errorf("temporary file %s holds %d bytes, %d were written", tmp, fi.Size(), w.h.Len())
 	}
-	if err := w.f.Close(); err != nil {
-		return err
+	if !w.anon {
+		if err := w.f.Close(); err != nil {
+			return err
+		}
 	}
 	if w.s.wholeFS {
 		if err := w.s.group.wait(w.mark); err != nil {
@@ -95,12 +100,14 @@ func (w *writer) commit(key string) error {
 	}
 	dest := w.s.path(key)
 	dir := filepath.Dir(dest)
-	err = w.s.link(key, tmp, dest)
+	err = w.s.link(key, w, dest)
 	switch {
 	case err == nil, errors.Is(err, fs.ErrExist):
 		// An existing blob may have been linked a moment ago by a commit
 		// still waiting for its directory sync: it is synced here too,
 		// so this Commit does not return before the blob is durable.
+	case w.anon:
+		return err
 	default:
 		if _, err := os.Stat(dest); err != nil {
 			if err := os.Rename(tmp, dest); err != nil {
@@ -108,8 +115,16 @@ func (w *writer) commit(key string) error {
 			}
 		}
 	}
+	if w.anon {
+		if err := w.f.Close(); err != nil {
+			return err
+		}
+	}
 	if err := w.s.syncEntry(w.mark, key, dir); err != nil {
 		return err
+	}
+	if w.anon {
+		return nil
 	}
 	// A crash before this remove leaves a temporary that the next start
 	// cleans up; the blob itself is already durable. After a rename there
@@ -120,30 +135,45 @@ func (w *writer) commit(key string) error {
 	return nil
 }
 
-// link links tmp as dest, the path of key, creating dest's fan-out
-// directories unless this process knows they exist. When a directory it
-// knew of is gone (removed under the store), it is made again and the
-// link tried once more.
-func (s *Store) link(key, tmp, dest string) error {
+// linkTo gives the temporary file the name dest, failing if dest exists.
+func (w *writer) linkTo(dest string) error {
+	if w.anon {
+		return linkAnon(w.f, dest)
+	}
+	return os.Link(w.f.Name(), dest)
+}
+
+// tmpGone reports whether a failed link failed because the temporary
+// itself is missing, which no directory made again can fix.
+func (w *writer) tmpGone() bool {
+	if w.anon {
+		return false // open, so there
+	}
+	_, err := os.Stat(w.f.Name())
+	return err != nil
+}
+
+// link links w's temporary file as dest, the path of key, creating
+// dest's fan-out directories unless this process knows they exist. When
+// a directory it knew of is gone (removed under the store), it is made
+// again and the link tried once more.
+func (s *Store) link(key string, w *writer, dest string) error {
 	if !s.fanOut.known(key) {
 		if err := makeDirs(filepath.Dir(dest)); err != nil {
 			return err
 		}
 		s.fanOut.setKnown(key)
 	}
-	err := os.Link(tmp, dest)
-	if !errors.Is(err, fs.ErrNotExist) {
+	err := w.linkTo(dest)
+	if !errors.Is(err, fs.ErrNotExist) || w.tmpGone() {
 		return err
-	}
-	if _, serr := os.Stat(tmp); serr != nil {
-		return err // the temporary is what is missing
 	}
 	s.fanOut.forget(key)
 	if err := makeDirs(filepath.Dir(dest)); err != nil {
 		return err
 	}
 	s.fanOut.setKnown(key)
-	return os.Link(tmp, dest)
+	return w.linkTo(dest)
 }
 
 // Abort closes and removes the temporary file.
@@ -153,6 +183,9 @@ func (w *writer) Abort() error {
 	}
 	w.done = true
 	w.f.Close()
+	if w.anon {
+		return nil // closing an anonymous file frees it
+	}
 	if err := os.Remove(w.f.Name()); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("removing temporary blob: %w", err)
 	}
