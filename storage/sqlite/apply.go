@@ -65,34 +65,48 @@ func (c *Catalog) ApplyBatch(ctx context.Context, batch []Applied) error {
 	}
 	var a applier
 	err := c.write(ctx, func(tx *sql.Tx) error {
-		a = applier{ctx: ctx, log: c.log, tx: tx, st: &c.stmts, colls: map[string]*collState{}}
+		// The driver runs each statement given a context that can end
+		// in a goroutine of its own, to interrupt it: that cost more
+		// than the statement. A batch is short, so its statements run
+		// without, and ctx is checked between events instead; an ended
+		// ctx also rolls the transaction back (database/sql).
+		a = applier{ctx: context.WithoutCancel(ctx), log: c.log, tx: tx, st: &c.stmts,
+			colls: map[string]*collState{}, rows: map[rowKey]*rowState{}}
 		var last uint64
-		if err := tx.StmtContext(ctx, c.stmts.appliedGet).QueryRowContext(ctx).Scan(&last); err != nil {
+		if err := a.stmt(c.stmts.appliedGet).QueryRowContext(a.ctx).Scan(&last); err != nil {
 			return fmt.Errorf("read last applied: %w", err)
 		}
-		start := last
+		pending := make([]*Applied, 0, len(batch))
 		for i := range batch {
 			b := &batch[i]
 			if b.Seq <= last {
 				c.log.Debug("event already applied", "seq", b.Seq, "last_applied", last)
 				continue
 			}
-			if err := a.apply(b); err != nil {
-				ev := b.Event
-				if ev == nil {
-					return fmt.Errorf("event %d: %w", b.Seq, err)
-				}
-				return fmt.Errorf("event %d (collection %s, uri %s, %s): %w", b.Seq, ev.Collection, ev.URI, ev.Op, err)
+			if err := validate(b.Event); err != nil {
+				return eventError(b, err)
 			}
+			pending = append(pending, b)
 			last = b.Seq
 		}
-		if last == start {
+		if len(pending) == 0 {
 			return nil
+		}
+		if err := a.load(pending); err != nil {
+			return err
+		}
+		for _, b := range pending {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := a.apply(b); err != nil {
+				return eventError(b, err)
+			}
 		}
 		if err := a.flush(); err != nil {
 			return err
 		}
-		if _, err := tx.StmtContext(ctx, c.stmts.appliedPut).ExecContext(ctx, int64(last)); err != nil {
+		if _, err := a.stmt(c.stmts.appliedPut).ExecContext(a.ctx, int64(last)); err != nil {
 			return fmt.Errorf("record last applied %d: %w", last, err)
 		}
 		return nil
@@ -102,6 +116,15 @@ func (c *Catalog) ApplyBatch(ctx context.Context, batch []Applied) error {
 	}
 	c.outranked.Add(uint64(a.stale))
 	return nil
+}
+
+// eventError says which event err is about.
+func eventError(b *Applied, err error) error {
+	ev := b.Event
+	if ev == nil {
+		return fmt.Errorf("event %d: %w", b.Seq, err)
+	}
+	return fmt.Errorf("event %d (collection %s, uri %s, %s): %w", b.Seq, ev.Collection, ev.URI, ev.Op, err)
 }
 
 // Outranked is the number of events applied since the catalog was opened

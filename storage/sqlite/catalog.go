@@ -58,7 +58,7 @@ func Open(ctx context.Context, path string, logger *slog.Logger) (*Catalog, erro
 		return nil, fmt.Errorf("open catalog %s: %w", path, err)
 	}
 	c := &Catalog{path: abs, log: logger}
-	c.writer = sql.OpenDB(writerConnector(dsn(abs, "_txlock=immediate&_cache_size=-16384")))
+	c.writer = sql.OpenDB(writerConnector(plainDSN(abs, "_txlock=immediate&_cache_size=-16384")))
 	// One writer: SQLite allows one anyway, and holding it in one pooled
 	// connection turns lock contention into queueing in database/sql.
 	c.writer.SetMaxOpenConns(1)
@@ -97,10 +97,14 @@ func Open(ctx context.Context, path string, logger *slog.Logger) (*Catalog, erro
 
 // dsn builds a go-sqlite3 URI for the file with the pragmas every
 // connection needs, plus the pool-specific extra.
-func dsn(path, extra string) string {
+func dsn(path, extra string) string { return plainDSN(path, "_journal_mode=WAL&"+extra) }
+
+// plainDSN is dsn without the journal mode, for the writer, which sets
+// it after the page size of a new file (see writerConnector).
+func plainDSN(path, extra string) string {
 	u := url.URL{Scheme: "file", Path: path}
 	return u.String() + "?_busy_timeout=" + fmt.Sprint(busyTimeoutMS) +
-		"&_journal_mode=WAL&_synchronous=NORMAL&_foreign_keys=on&" + extra
+		"&_synchronous=NORMAL&_foreign_keys=on&" + extra
 }
 
 // Path is the absolute path of the catalog file.

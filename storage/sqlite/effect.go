@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -28,6 +27,13 @@ type applier struct {
 	tx    *sql.Tx
 	st    *writeStmts
 	colls map[string]*collState
+	// rows are the resource rows the batch's events name, read by load;
+	// order lists them as first named, the order flush writes them in.
+	rows  map[rowKey]*rowState
+	order []*rowState
+	// logged holds the change-log rows the batch adds, logColCount
+	// arguments each; args is flush's buffer for the resource rows.
+	logged, args []any
 	// bound holds the statements of st bound to tx, each bound once per
 	// transaction rather than once per event.
 	bound map[*sql.Stmt]*sql.Stmt
@@ -46,33 +52,16 @@ type held struct {
 	order time.Time
 }
 
-// apply applies one event: see ApplyBatch for what that means.
+// apply applies one event to the batch's rows and change log in memory:
+// see ApplyBatch for what that means. load has read its row.
 func (a *applier) apply(b *Applied) error {
 	ev := b.Event
-	if err := validate(ev); err != nil {
-		return err
-	}
 	coll, err := a.collection(ev.Collection)
 	if err != nil {
 		return err
 	}
-	var (
-		h       held
-		deleted int64
-		order   string
-	)
-	err = a.stmt(a.st.resGet).QueryRowContext(a.ctx, ev.Collection, ev.URI).
-		Scan(&deleted, &h.sha256, &h.length, &h.typ, &h.md5, &order)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-	case err != nil:
-		return fmt.Errorf("read resource: %w", err)
-	default:
-		h.exists, h.deleted = true, deleted != 0
-		if h.order, err = parseTime(order); err != nil {
-			return fmt.Errorf("read resource: upstream order: %w", err)
-		}
-	}
+	r := a.rows[rowKey{ev.Collection, ev.URI}]
+	h := r.held
 	t := orderOf(ev)
 	if outranked(ev, t, &h) {
 		// The Source has said something later of this resource: the
@@ -82,7 +71,7 @@ func (a *applier) apply(b *Applied) error {
 			"uri", ev.URI, "op", ev.Op, "upstream_order", t, "held_order", h.order)
 		return nil
 	}
-	newOrder := formatTime(laterOrder(h.order, t))
+	newOrder := laterOrder(h.order, t)
 	isHeld := h.exists && !h.deleted
 	up, err := upstreamColumns(ev)
 	if err != nil {
@@ -96,7 +85,8 @@ func (a *applier) apply(b *Applied) error {
 	switch ev.Op {
 	case resourcesync.Created, resourcesync.Updated:
 		if isHeld && h.sha256 == ev.SHA256 && h.length == ev.Length && h.typ == ev.Type {
-			return a.upstreamOnly(ev, h.typ, up, newOrder)
+			a.upstreamOnly(r, ev, up, newOrder)
+			return nil
 		}
 		op = resourcesync.Updated
 		if !isHeld {
@@ -105,9 +95,11 @@ func (a *applier) apply(b *Applied) error {
 	case resourcesync.Deleted:
 		if !isHeld {
 			if h.exists {
-				return a.upstreamOnly(ev, h.typ, up, newOrder)
+				a.upstreamOnly(r, ev, up, newOrder)
+				return nil
 			}
-			return a.tombstone(ev, up, newOrder)
+			a.tombstone(r, up, newOrder)
+			return nil
 		}
 		op = resourcesync.Deleted
 	}
@@ -125,56 +117,41 @@ func (a *applier) apply(b *Applied) error {
 	}
 	coll.changes++
 
+	// logged is the copy the change names: for a deletion the copy that
+	// went, which the catalog knows even when the worker that published
+	// the deletion did not; the row keeps its facts.
+	logged := copyFacts{sha256: ev.SHA256, md5: ev.MD5, typ: ev.Type, length: ev.Length}
 	if op == resourcesync.Deleted {
-		// The row keeps the facts of the last copy held.
-		a.copyPack.reset()
-		a.copyPack.packCopy(&copyFacts{sha256: h.sha256, md5: h.md5, typ: h.typ, op: op, length: h.length, changed: at, seq: int64(b.Seq)})
-		fixed, refs := SizeHint(h.typ, &ev.Upstream)
-		args := append([]any{at, int64(b.Seq)}, up...)
-		args = append(args, a.copyPack.b, a.upPack.b, fixed, refs, newOrder, ev.Collection, ev.URI)
-		if _, err := a.stmt(a.st.resDel).ExecContext(a.ctx, args...); err != nil {
-			return fmt.Errorf("mark resource deleted: %w", err)
-		}
-	} else {
-		a.copyPack.reset()
-		a.copyPack.packCopy(&copyFacts{sha256: ev.SHA256, md5: ev.MD5, typ: ev.Type, op: op, length: ev.Length, changed: at, seq: int64(b.Seq)})
-		fixed, refs := SizeHint(ev.Type, &ev.Upstream)
-		args := []any{ev.Collection, ev.URI, up[0], ev.SHA256, ev.MD5, ev.Length, ev.Type, at, int64(b.Seq)}
-		args = append(append(args, up[1:]...), a.copyPack.b, a.upPack.b, fixed, refs, newOrder)
-		if _, err := a.stmt(a.st.resPut).ExecContext(a.ctx, args...); err != nil {
-			return fmt.Errorf("write resource: %w", err)
-		}
+		logged = copyFacts{sha256: h.sha256, md5: h.md5, typ: h.typ, length: h.length}
 	}
+	fixed, refs := SizeHint(logged.typ, &ev.Upstream)
+	r.setUpstream(up, a.upPack.b, fixed, refs, newOrder)
+	r.exists, r.deleted = true, op == resourcesync.Deleted
+	r.sha256, r.md5, r.typ, r.length = logged.sha256, logged.md5, logged.typ, logged.length
+	r.changed, r.seq = at, int64(b.Seq)
+	a.copyPack.reset()
+	a.copyPack.packCopy(&copyFacts{sha256: logged.sha256, md5: logged.md5, typ: logged.typ, op: op,
+		length: logged.length, changed: at, seq: int64(b.Seq)})
+	r.copyPack = append(r.copyPack[:0:0], a.copyPack.b...)
+	r.write = writeRow
+
 	// up holds source, origin, up_time, up_modified, up_hash, up_length,
 	// up_type, links, hops: the log keeps all but origin and hops.
 	uf.origin = ""
-	logged := copyFacts{sha256: ev.SHA256, md5: ev.MD5, typ: ev.Type, length: ev.Length}
-	if op == resourcesync.Deleted {
-		// The log names the copy that went, which the catalog knows
-		// even when the worker that published the deletion did not.
-		logged = copyFacts{sha256: h.sha256, md5: h.md5, typ: h.typ, length: h.length}
-	}
 	a.upPack.reset()
 	a.upPack.packChange(&changeHead{seq: int64(b.Seq), at: at, received: b.At.UnixMicro(), uri: ev.URI, op: op, upOp: ev.Upstream.Op,
 		copy: logged}, &uf)
-	_, err = a.stmt(a.st.changeAdd).ExecContext(a.ctx, int64(b.Seq), ev.Collection, ev.URI, op,
+	a.logged = append(a.logged, int64(b.Seq), ev.Collection, ev.URI, op,
 		at, b.At.UnixMicro(), logged.sha256, logged.md5, logged.length, logged.typ,
-		up[0], ev.Upstream.Op, up[2], up[3], up[4], up[5], up[6], up[7], a.upPack.b)
-	if err != nil {
-		return fmt.Errorf("append to change log: %w", err)
-	}
+		up[0], ev.Upstream.Op, up[2], up[3], up[4], up[5], up[6], up[7], append([]byte(nil), a.upPack.b...))
 	return nil
 }
 
 // upstreamOnly records the Source's latest metadata of a resource whose
-// copy (of type typ) the event does not change; a.upPack holds it packed.
-func (a *applier) upstreamOnly(ev *viaduct.Event, typ string, up []any, order string) error {
-	fixed, refs := SizeHint(typ, &ev.Upstream)
-	args := append(up, a.upPack.b, fixed, refs, order, ev.Collection, ev.URI)
-	if _, err := a.stmt(a.st.resMeta).ExecContext(a.ctx, args...); err != nil {
-		return fmt.Errorf("write upstream metadata: %w", err)
-	}
-	return nil
+// copy the event does not change; a.upPack holds it packed.
+func (a *applier) upstreamOnly(r *rowState, ev *viaduct.Event, up []any, order time.Time) {
+	fixed, refs := SizeHint(r.typ, &ev.Upstream)
+	r.setUpstream(up, a.upPack.b, fixed, refs, order)
 }
 
 // tombstone records the deletion of a resource the catalog has no row
@@ -182,15 +159,14 @@ func (a *applier) upstreamOnly(ev *viaduct.Event, typ string, up []any, order st
 // order, so that a creation the Source made before the deletion, if its
 // event arrives later, is known to be stale. a.upPack holds the upstream
 // metadata packed.
-func (a *applier) tombstone(ev *viaduct.Event, up []any, order string) error {
+func (a *applier) tombstone(r *rowState, up []any, order time.Time) {
+	r.setUpstream(up, a.upPack.b, 0, 0, order)
+	r.exists, r.deleted = true, true
+	r.sha256, r.md5, r.typ, r.length, r.changed, r.seq = "", "", "", 0, 0, 0
 	a.copyPack.reset()
 	a.copyPack.packCopy(&copyFacts{op: resourcesync.Deleted})
-	args := append([]any{ev.Collection, ev.URI}, up...)
-	args = append(args, a.copyPack.b, a.upPack.b, order)
-	if _, err := a.stmt(a.st.resTomb).ExecContext(a.ctx, args...); err != nil {
-		return fmt.Errorf("record deletion of a resource never held: %w", err)
-	}
-	return nil
+	r.copyPack = append(r.copyPack[:0:0], a.copyPack.b...)
+	r.write = writeRow
 }
 
 // stmt returns s bound to the batch's transaction.
@@ -238,16 +214,4 @@ func (a *applier) collection(name string) (*collState, error) {
 	}
 	a.colls[name] = c
 	return c, nil
-}
-
-// flush writes back every collection the batch touched.
-func (a *applier) flush() error {
-	for name, c := range a.colls {
-		_, err := a.stmt(a.st.collPut).ExecContext(a.ctx,
-			c.firstAt, c.lastAt, c.resources, c.bytes, c.changes, name)
-		if err != nil {
-			return fmt.Errorf("write collection %s totals: %w", name, err)
-		}
-	}
-	return nil
 }

@@ -11,51 +11,35 @@ import (
 // writer connection: re-preparing them for every event would cost more
 // than running them.
 type writeStmts struct {
-	appliedGet, appliedPut          *sql.Stmt
-	collEnsure, collGet, collPut    *sql.Stmt
-	resGet, resPut, resDel, resMeta *sql.Stmt
-	resTomb, changeAdd              *sql.Stmt
+	appliedGet, appliedPut       *sql.Stmt
+	collEnsure, collGet, collPut *sql.Stmt
+	resLoad, resMeta             *sql.Stmt
+	// resUpsert and changeAdd write many rows each (see flush).
+	resUpsert, changeAdd chunkStmts
 }
 
 // prepare prepares every statement of s on the writer pool.
 func (s *writeStmts) prepare(ctx context.Context, db *sql.DB) error {
-	for _, p := range []struct {
+	type stmt struct {
 		dst **sql.Stmt
 		sql string
-	}{
+	}
+	list := []stmt{
 		{&s.appliedGet, `SELECT seq FROM applied WHERE id = 1`},
 		{&s.appliedPut, `UPDATE applied SET seq = max(seq, ?) WHERE id = 1`},
 		{&s.collEnsure, `INSERT OR IGNORE INTO collections (name) VALUES (?)`},
 		{&s.collGet, `SELECT first_at, last_at, resources, bytes, changes FROM collections WHERE name = ?`},
 		{&s.collPut, `UPDATE collections SET first_at = ?, last_at = ?, resources = ?, bytes = ?, changes = ? WHERE name = ?`},
-		{&s.resGet, `SELECT deleted, sha256, length, type, md5, up_order FROM resources WHERE collection = ? AND uri = ?`},
-		{&s.resPut, `INSERT INTO resources (collection, uri, source, deleted, sha256, md5, length, type,
-				changed, seq, origin, up_time, up_modified, up_hash, up_length, up_type, links, hops,
-				copy_pack, up_pack, est, est_refs, up_order)
-			VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (collection, uri) DO UPDATE SET source = excluded.source, deleted = 0,
-				sha256 = excluded.sha256, md5 = excluded.md5, length = excluded.length, type = excluded.type,
-				changed = excluded.changed, seq = excluded.seq, origin = excluded.origin,
-				up_time = excluded.up_time, up_modified = excluded.up_modified, up_hash = excluded.up_hash,
-				up_length = excluded.up_length, up_type = excluded.up_type, links = excluded.links, hops = excluded.hops,
-				copy_pack = excluded.copy_pack, up_pack = excluded.up_pack, est = excluded.est, est_refs = excluded.est_refs,
-				up_order = excluded.up_order`},
-		{&s.resDel, `UPDATE resources SET deleted = 1, changed = ?, seq = ?, source = ?, origin = ?,
-				up_time = ?, up_modified = ?, up_hash = ?, up_length = ?, up_type = ?, links = ?, hops = ?,
-				copy_pack = ?, up_pack = ?, est = ?, est_refs = ?, up_order = ?
-			WHERE collection = ? AND uri = ?`},
+		{&s.resLoad, loadSQL},
 		{&s.resMeta, `UPDATE resources SET source = ?, origin = ?,
 				up_time = ?, up_modified = ?, up_hash = ?, up_length = ?, up_type = ?, links = ?, hops = ?,
 				up_pack = ?, est = ?, est_refs = ?, up_order = ?
 			WHERE collection = ? AND uri = ?`},
-		{&s.resTomb, `INSERT INTO resources (collection, uri, source, deleted, sha256, md5, length, type,
-				changed, seq, origin, up_time, up_modified, up_hash, up_length, up_type, links, hops,
-				copy_pack, up_pack, est, est_refs, up_order)
-			VALUES (?, ?, ?, 1, '', '', 0, '', 0, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, ?)`},
-		{&s.changeAdd, `INSERT INTO changes (seq, collection, uri, op, at, received, sha256, md5, length, type,
-				source, up_op, up_time, up_modified, up_hash, up_length, up_type, links, pack)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
-	} {
+	}
+	for i, n := range chunkSizes {
+		list = append(list, stmt{&s.resUpsert[i], resUpsertSQL(n)}, stmt{&s.changeAdd[i], changeAddSQL(n)})
+	}
+	for _, p := range list {
 		st, err := db.PrepareContext(ctx, p.sql)
 		if err != nil {
 			return fmt.Errorf("prepare %q: %w", p.sql, err)
@@ -68,8 +52,9 @@ func (s *writeStmts) prepare(ctx context.Context, db *sql.DB) error {
 // close closes every prepared statement.
 func (s *writeStmts) close() error {
 	var errs []error
-	for _, st := range []*sql.Stmt{s.appliedGet, s.appliedPut, s.collEnsure, s.collGet, s.collPut,
-		s.resGet, s.resPut, s.resDel, s.resMeta, s.resTomb, s.changeAdd} {
+	all := []*sql.Stmt{s.appliedGet, s.appliedPut, s.collEnsure, s.collGet, s.collPut, s.resLoad, s.resMeta}
+	all = append(append(all, s.resUpsert[:]...), s.changeAdd[:]...)
+	for _, st := range all {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}

@@ -1,0 +1,99 @@
+package sqlite
+
+import (
+	"context"
+	"crypto/md5"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"math/rand/v2"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/resourcesync"
+)
+
+// ingestEvents makes the events of a baseline of n new resources as the
+// node's fetch workers publish them: URIs in the Resource List's order
+// (numeric, so not the catalog's byte order) but shuffled within windows
+// of 16, as concurrent workers finish out of order, each with both
+// digests, a length, a type and the Source's lastmod, hash and list at.
+func ingestEvents(n int) []Applied {
+	rng := rand.New(rand.NewPCG(1, 2))
+	ids := make([]int, n)
+	for i := range ids {
+		ids[i] = i
+	}
+	for w := 0; w < n; w += 16 {
+		win := ids[w:min(w+16, n)]
+		rng.Shuffle(len(win), func(i, j int) { win[i], win[j] = win[j], win[i] })
+	}
+	listed := t0.Add(-time.Minute)
+	out := make([]Applied, n)
+	for i, id := range ids {
+		var seed [8]byte
+		binary.LittleEndian.PutUint64(seed[:], uint64(id))
+		s, m := sha256.Sum256(seed[:]), md5.Sum(seed[:])
+		ev := &viaduct.Event{Source: "s", Collection: "s", URI: "http://127.0.0.1:41234/res/" + strconv.Itoa(id),
+			Op: resourcesync.Created, SHA256: hex.EncodeToString(s[:]), MD5: hex.EncodeToString(m[:]),
+			Length: 1024, Type: "application/octet-stream"}
+		length := int64(1024)
+		ev.Upstream = viaduct.Change{Source: "s", Collection: "s", URI: ev.URI, Op: resourcesync.Created,
+			Time: t0.Add(-time.Duration(id) * time.Second), Listed: listed, Length: &length,
+			Modified: t0.Add(-time.Duration(id) * time.Second), Type: ev.Type,
+			Hash: resourcesync.Hashes{{Alg: resourcesync.MD5, Value: ev.MD5}, {Alg: resourcesync.SHA256, Value: ev.SHA256}}}
+		out[i] = Applied{Seq: uint64(i + 1), At: t0.Add(time.Duration(i) * 10 * time.Microsecond), Event: ev}
+	}
+	return out
+}
+
+// BenchmarkApplyIngest measures ApplyBatch on a baseline as the node
+// ingests it: events of new resources (see ingestEvents) in batches of 50
+// to 500, as the applier forms them from what the workers publish. Each
+// b.N is one event; the figure that matters is for a catalog of the
+// baseline's size:
+//
+//	go test -run '^$' -bench ApplyIngest -benchtime 100000x -count 3 ./storage/sqlite
+func BenchmarkApplyIngest(b *testing.B) {
+	// The applier's context can end, as the node's does.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := openTemp(b)
+	evs := ingestEvents(b.N)
+	rng := rand.New(rand.NewPCG(3, 4))
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuTime(b)
+	for i := 0; i < len(evs); {
+		n := 50 + rng.IntN(451)
+		if err := c.ApplyBatch(ctx, evs[i:min(i+n, len(evs))]); err != nil {
+			b.Fatal(err)
+		}
+		i += n
+	}
+	cpu := cpuTime(b) - cpu0
+	b.StopTimer()
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "us/event")
+	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us/event")
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	held, _, err := c.CountResources(ctx, "s")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if held != b.N {
+		b.Fatalf("catalog holds %d resources, want %d", held, b.N)
+	}
+}
+
+// cpuTime is the CPU time, user and system, the process has used so far:
+// on a shared machine it tells a change's cost better than the wall clock.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatalf("getrusage: %v", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
