@@ -2,6 +2,8 @@ package dir
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"io/fs"
 	"os"
@@ -205,4 +207,30 @@ func TestAnonymousTemporaries(t *testing.T) {
 	if data, err := os.ReadFile(s.path(key)); err != nil || string(data) != "committed" {
 		t.Errorf("committed blob: %q, %v", data, err)
 	}
+}
+
+// TestCommitAfterSumAndMoreBytes: Commit reuses the digest of a Sum only
+// while nothing was written since.
+func TestCommitAfterSumAndMoreBytes(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	w, err := s.Create(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write([]byte("before the sum, "))
+	w.Sum()
+	w.Write([]byte("after it"))
+	key, err := w.Commit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := sha256Hex("before the sum, after it"); key != want {
+		t.Errorf("key %s, want %s, the digest of every byte written", key, want)
+	}
+}
+
+func sha256Hex(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
 }
