@@ -18,22 +18,33 @@
 // The steps of a commit, and why each is enough:
 //
 //  1. The bytes go to a temporary file in root/tmp (the same file system,
-//     so the final step is a link or rename).
-//  2. The temporary file is made durable before it has any other name:
+//     so the final step is a link or rename). On Linux it is an anonymous
+//     file (O_TMPFILE), linked later through /proc/self/fd: it has no
+//     name to create in root/tmp or remove from it, which spares every
+//     commit two operations on the one directory all commits share, and
+//     a crash before its link leaves nothing, since the file system
+//     frees it. New checks once that such a file can be made and linked;
+//     where not (another system, a file system without O_TMPFILE, no
+//     /proc), temporaries are named files.
+//  2. The temporary file is made durable before it has its final name:
 //     with syncfs, by a round (which writes back every dirty file of the
 //     file system and commits its journal); otherwise by an fsync of the
 //     file. Without this a crash could leave a final name pointing at a
 //     file whose data never reached the disk.
 //  3. The fan-out directories are created if missing, without a sync,
-//     and the file is linked under its key.
+//     and the file is linked under its key. The store remembers the
+//     fan-out directories it found or made (at most 65,536), so a commit
+//     into a known one does not ask the file system again; one removed
+//     under the store is made again when a link into it fails.
 //  4. The new entries are made durable by a second round: with syncfs,
 //     the whole file system again; otherwise root/ab/cd and, the first
 //     time this process links into that fan-out directory, root/ab and
 //     root (which name its path; a directory found on disk is not
 //     trusted, since a process that stopped before syncing it may have
 //     made it).
-//  5. The temporary name is removed; a crash before that leaves a
-//     temporary that New removes, while the blob is already durable.
+//  5. A named temporary is removed; a crash before that leaves a
+//     temporary that New removes, while the blob is already durable. An
+//     anonymous one is only closed.
 //
 // syncfs reports the write-back errors of the whole file system since the
 // store's descriptor was opened (in New, before any blob is written), and
