@@ -24,6 +24,19 @@
 // EVENTS stream's retention therefore has to outlast a checkpoint interval,
 // which it does by orders of magnitude.
 //
+// # Writes
+//
+// ApplyBatch reads the rows its events name in a few queries, applies the
+// events to them in memory in stream order, and writes each row it
+// changed once, with its change-log entries, in multi-row statements:
+// through database/sql and the cgo driver each statement costs more than
+// the B-tree work it asks for. A new catalog file has 8 KiB pages, so
+// that a resource row (about a kilobyte) fits in its table's page instead
+// of spilling into an overflow page; an older file keeps its page size.
+// What is left of an event's cost is mostly the pages it dirties, above
+// all one random page each of the sha-256 and md5 indexes, which the
+// fetch workers' by-hash lookups need.
+//
 // # Change times
 //
 // A change's time in the aggregator's change log is the JetStream
