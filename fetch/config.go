@@ -12,7 +12,12 @@ import (
 type Config struct {
 	// Workers is how many changes this node handles at once. Each worker
 	// holds at most one bitstream transfer; per-host limits of the upstream
-	// client still apply across them. Default 8.
+	// client still apply across them. Most of a change's time is spent
+	// waiting (the Source, the blob store's sync rounds, JetStream), not
+	// computing, and the directory store syncs the blobs of all the
+	// workers waiting together in one round, so a two-core node ingests
+	// fastest with many more workers than cores (docs/fetching.md).
+	// Default 32.
 	Workers int `yaml:"workers"`
 	// MaxBlobBytes caps one bitstream. A larger body, or a declared length
 	// above it, is dead-lettered without being stored. Default 5 GiB.
@@ -42,7 +47,7 @@ type Config struct {
 // Defaults returns the configuration of a one-machine aggregator.
 func Defaults() Config {
 	return Config{
-		Workers:          8,
+		Workers:          32,
 		MaxBlobBytes:     5 << 30,
 		RetryBase:        time.Minute,
 		RetryMax:         30 * time.Minute,
