@@ -13,19 +13,19 @@ import (
 	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 )
 
-// Batching bounds of the applier. A batch is written when it holds
-// applyBatchSize events, or applyBatchDelay after its first event once
-// events have paused (none for applyQuiet), or at the latest
-// applyBatchMaxDelay after its first event. A lone push is thus applied
-// about as soon as before, while a steady stream (a baseline, events a
-// few hundred microseconds apart) is written in batches of up to a tenth
-// of a second: each transaction has a cost of its own, about a
-// millisecond, and batches of 50 events cost the catalog half as much
-// again per event as batches of 500 (BenchmarkApplyIngest).
+// Batching bounds of the applier. A batch is written applyBatchDelay
+// after its first event, unless it has gathered applyStreamBatch events
+// by then (800 a second: a baseline, a large Change List); it then grows
+// until applyBatchMaxDelay after its first event. Any batch is written
+// once it holds applyBatchSize events. A lone push is thus applied as
+// soon as before, while a stream is written in batches of hundreds: each
+// transaction costs about a millisecond of its own, and batches of 50
+// events cost the catalog half as much again per event as batches of
+// 500 (BenchmarkApplyIngest in storage/sqlite).
 const (
 	applyBatchSize     = 1000
 	applyBatchDelay    = 20 * time.Millisecond
-	applyQuiet         = 5 * time.Millisecond
+	applyStreamBatch   = 16
 	applyBatchMaxDelay = 100 * time.Millisecond
 )
 
@@ -44,9 +44,8 @@ type applier struct {
 	mu    sync.Mutex
 	batch []sqlite.Applied
 	timer *time.Timer
-	// first and last are when the batch's first and latest events came.
-	first, last time.Time
-	err         error // the first failed flush; stops the applier
+	first time.Time // when the batch's first event came
+	err   error     // the first failed flush; stops the applier
 }
 
 // run applies events until ctx ends.
@@ -88,7 +87,6 @@ func (a *applier) add(ctx context.Context, stop context.CancelFunc, ap sqlite.Ap
 		return a.err
 	}
 	a.batch = append(a.batch, ap)
-	a.last = time.Now()
 	if len(a.batch) >= applyBatchSize {
 		if a.timer != nil {
 			a.timer.Stop()
@@ -96,14 +94,14 @@ func (a *applier) add(ctx context.Context, stop context.CancelFunc, ap sqlite.Ap
 		return a.flushLocked(ctx)
 	}
 	if len(a.batch) == 1 {
-		a.first = a.last
+		a.first = time.Now()
 		a.timer = time.AfterFunc(applyBatchDelay, func() {
 			a.mu.Lock()
 			defer a.mu.Unlock()
 			if len(a.batch) == 0 {
 				return
 			}
-			if wait := batchWait(time.Now(), a.first, a.last); wait > 0 {
+			if wait := batchWait(time.Now(), a.first, len(a.batch)); wait > 0 {
 				a.timer.Reset(wait)
 				return
 			}
@@ -116,17 +114,13 @@ func (a *applier) add(ctx context.Context, stop context.CancelFunc, ap sqlite.Ap
 	return nil
 }
 
-// batchWait is how much longer a batch whose first and latest events
-// came at first and last should wait at now before it is written (0:
-// write it now). See applyBatchDelay.
-func batchWait(now, first, last time.Time) time.Duration {
+// batchWait is how much longer a batch of n events whose first came at
+// first should wait at now before it is written (0: write it now). See
+// applyBatchDelay.
+func batchWait(now, first time.Time, n int) time.Duration {
 	age := now.Sub(first)
-	left := applyBatchMaxDelay - age
-	if left <= 0 {
-		return 0
-	}
-	if quiet := now.Sub(last); quiet < applyQuiet {
-		return min(applyQuiet-quiet, left)
+	if n >= applyStreamBatch {
+		return max(applyBatchMaxDelay-age, 0)
 	}
 	return max(applyBatchDelay-age, 0)
 }

@@ -5,27 +5,26 @@ import (
 	"time"
 )
 
-// TestBatchWait: a batch is written applyBatchDelay after its first event
-// once events pause, waits while they keep coming, and never longer than
-// applyBatchMaxDelay.
+// TestBatchWait: a small batch is written applyBatchDelay after its first
+// event, one that gathers a stream waits until applyBatchMaxDelay.
 func TestBatchWait(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
 	for _, c := range []struct {
-		name             string
-		now, first, last time.Time
-		want             time.Duration
+		name string
+		now  time.Time
+		n    int
+		want time.Duration
 	}{
-		{"a lone event, at the delay", ms(20), ms(0), ms(0), 0},
-		{"a lone event, early", ms(12), ms(0), ms(0), 8 * time.Millisecond},
-		{"events paused, at the delay", ms(20), ms(0), ms(10), 0},
-		{"events still coming", ms(20), ms(0), ms(19), 4 * time.Millisecond},
-		{"a steady stream, under the bound", ms(60), ms(0), ms(60), applyQuiet},
-		{"a steady stream, near the bound", ms(98), ms(0), ms(98), 2 * time.Millisecond},
-		{"a steady stream, at the bound", ms(100), ms(0), ms(100), 0},
-		{"a pause after a long batch", ms(70), ms(0), ms(60), 0},
+		{"a lone event, at the delay", ms(20), 1, 0},
+		{"a lone event, early", ms(12), 1, 8 * time.Millisecond},
+		{"a few pushes, at the delay", ms(20), applyStreamBatch - 1, 0},
+		{"a stream, at the delay", ms(20), applyStreamBatch, 80 * time.Millisecond},
+		{"a stream, near the bound", ms(98), 500, 2 * time.Millisecond},
+		{"a stream, at the bound", ms(100), 500, 0},
+		{"a stream, past the bound", ms(130), 500, 0},
 	} {
-		if got := batchWait(c.now, c.first, c.last); got != c.want {
+		if got := batchWait(c.now, t0, c.n); got != c.want {
 			t.Errorf("%s: batchWait = %v, want %v", c.name, got, c.want)
 		}
 	}
