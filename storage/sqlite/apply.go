@@ -95,6 +95,10 @@ func (c *Catalog) ApplyBatch(ctx context.Context, batch []Applied) error {
 		if err := a.load(pending); err != nil {
 			return err
 		}
+		// Sized once: grown event by event they were half of what a
+		// batch allocated.
+		a.logged = make([]any, 0, len(pending)*logColCount)
+		a.args = make([]any, 0, len(a.order)*resColCount)
 		for _, b := range pending {
 			if err := ctx.Err(); err != nil {
 				return err
