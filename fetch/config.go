@@ -16,8 +16,10 @@ type Config struct {
 	// waiting (the Source, the blob store's sync rounds, JetStream), not
 	// computing, and the directory store syncs the blobs of all the
 	// workers waiting together in one round, so a two-core node ingests
-	// fastest with many more workers than cores (docs/fetching.md).
-	// Default 32.
+	// fastest with many more workers than cores (docs/fetching.md). A
+	// worker gives the Source's host slot back once the body is read, so
+	// one waiting for its sync round holds nothing of the Source's.
+	// Default 128.
 	Workers int `yaml:"workers"`
 	// MaxBlobBytes caps one bitstream. A larger body, or a declared length
 	// above it, is dead-lettered without being stored. Default 5 GiB.
@@ -47,7 +49,7 @@ type Config struct {
 // Defaults returns the configuration of a one-machine aggregator.
 func Defaults() Config {
 	return Config{
-		Workers:          32,
+		Workers:          128,
 		MaxBlobBytes:     5 << 30,
 		RetryBase:        time.Minute,
 		RetryMax:         30 * time.Minute,

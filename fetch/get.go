@@ -81,6 +81,11 @@ func (p *Pool) fetchOne(ctx context.Context, c *viaduct.Change, client *upstream
 		return nil, p.storeFailure(ctx, c, uri, fmt.Errorf("write blob: %w", err))
 	}
 
+	// The whole body is read: give the connection and the Source's host
+	// slot back before the commit, which waits for a sync round of the
+	// store. Politeness limits what the Source serves, not how long the
+	// store takes to make it durable.
+	resp.Body.Close()
 	size, sums := w.Sum()
 	if f := verify(c, uri, resp.Status, size, sums); f != nil {
 		return nil, f

@@ -45,6 +45,7 @@ func benchIngest(b *testing.B, resources int, blobs func(*Config)) {
 	var total, queueing time.Duration
 	for range b.N {
 		cfg := testConfig(b.TempDir(), sourceConfig("s", src))
+		cfg.Fetch.Workers = Defaults().Fetch.Workers // what a node runs with
 		blobs(&cfg)
 		start := time.Now()
 		n := startNode(b, cfg, nil)

@@ -21,7 +21,7 @@ func openBlobs(ctx context.Context, cfg BlobsConfig, log *slog.Logger) (storage.
 		}
 		return st, nil
 	default:
-		st, err := dir.New(cfg.Dir)
+		st, err := dir.New(cfg.Dir, dir.SyncInterval(cfg.SyncInterval))
 		if err != nil {
 			return nil, fmt.Errorf("opening blob directory %s: %w", cfg.Dir, err)
 		}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/viaduct-mirror/viaduct/harvester"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/republish"
+	"github.com/viaduct-mirror/viaduct/storage/dir"
 	"github.com/viaduct-mirror/viaduct/storage/s3"
 	"github.com/viaduct-mirror/viaduct/upstream"
 )
@@ -70,8 +72,12 @@ type BlobsConfig struct {
 	// Kind is dir (a local directory, the default) or s3.
 	Kind string `yaml:"kind"`
 	// Dir is the directory store's root. Default <data_dir>/blobs.
-	Dir string    `yaml:"dir"`
-	S3  s3.Config `yaml:"s3"`
+	Dir string `yaml:"dir"`
+	// SyncInterval is the directory store's least time between two sync
+	// rounds (see storage/dir): commits arriving meanwhile share the next
+	// round. Default 3ms; 0 runs rounds back to back.
+	SyncInterval time.Duration `yaml:"sync_interval"`
+	S3           s3.Config     `yaml:"s3"`
 }
 
 // CatalogConfig places the SQLite catalog.
@@ -89,7 +95,7 @@ func Defaults() Config {
 		Log:       LogConfig{Level: "info", Format: "text"},
 		Tracing:   TracingConfig{SampleRatio: 1},
 		Queue:     queue.Defaults(),
-		Blobs:     BlobsConfig{Kind: "dir", S3: s3.Config{TLS: true}},
+		Blobs:     BlobsConfig{Kind: "dir", SyncInterval: dir.DefaultSyncInterval, S3: s3.Config{TLS: true}},
 		Upstream:  upstream.DefaultConfig(),
 		Fetch:     fetch.Defaults(),
 		Harvest:   harvester.Defaults(),
@@ -185,6 +191,9 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.Queue.Validate())
 	switch c.Blobs.Kind {
 	case "dir":
+		if c.Blobs.SyncInterval < 0 || c.Blobs.SyncInterval > time.Second {
+			errs = append(errs, fmt.Errorf("blobs.sync_interval: %v is not between 0 and 1s", c.Blobs.SyncInterval))
+		}
 	case "s3":
 		if c.Blobs.S3.Endpoint == "" || c.Blobs.S3.Bucket == "" {
 			errs = append(errs, errors.New("blobs.s3: endpoint and bucket must be set"))

@@ -40,6 +40,9 @@ func TestConfigDefaultsAreDocumented(t *testing.T) {
 	if got, want := cfg.Queue.MaxStore, def.Queue.MaxStore; got != want {
 		t.Errorf("queue.max_store: example says %d, default is %d", got, want)
 	}
+	if got, want := cfg.Blobs.SyncInterval, def.Blobs.SyncInterval; got != want {
+		t.Errorf("blobs.sync_interval: example %v, default %v", got, want)
+	}
 	if got, want := cfg.Blobs.S3.TLS, def.Blobs.S3.TLS; got != want {
 		t.Errorf("blobs.s3.tls: example says %v, default is %v", got, want)
 	}
@@ -57,6 +60,7 @@ func TestConfigDefaultsAreDocumented(t *testing.T) {
 func TestConfigErrorsNameTheField(t *testing.T) {
 	cases := map[string]string{
 		"blobs:\n  kind: tape\nsources: [{name: a, url: 'https://a.example/'}]\n":                 "blobs.kind",
+		"blobs:\n  sync_interval: -1s\nsources: [{name: a, url: 'https://a.example/'}]\n":         "blobs.sync_interval",
 		"log:\n  level: loud\nsources: [{name: a, url: 'https://a.example/'}]\n":                  "log.level",
 		"sources: [{name: a, url: 'https://a.example/', schedule: 'every tuesday'}]\n":            "schedule",
 		"sources: [{name: a, url: 'https://a.example/'}]\nlisten: nowhere\n":                      "listen",

@@ -3,6 +3,7 @@ package dir
 import (
 	"errors"
 	"sync"
+	"time"
 )
 
 // errEarlierRound fails a commit when a sync round that ran while its
@@ -17,10 +18,19 @@ var errEarlierRound = errors.New("a sync of the blob store failed while the blob
 // every commit that arrived while the previous one ran; alone, a commit
 // starts its round at once, with no added delay. It runs no goroutine of
 // its own, so it needs no Close.
+//
+// With a gap, a round does not start sooner than gap after the previous
+// one started: the commits arriving meanwhile join it. A round costs about
+// the same however many commits it covers (a syncfs writes back the whole
+// file system and flushes the device once), so under a steady stream of
+// commits fewer, larger rounds cost less CPU and write less, and the
+// device is not kept flushing back to back. An idle store still starts a
+// lone commit's round at once.
 type grouper struct {
 	// run syncs one round: the directories gathered, or the whole file
 	// system (which ignores them).
 	run func(dirs []string) error
+	gap time.Duration
 
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -28,6 +38,7 @@ type grouper struct {
 	next    *round // gathering, not yet started; nil when empty
 	started uint64 // rounds started so far
 	failed  uint64 // number of the last round that failed; 0 for none
+	last    time.Time // when the last round started
 }
 
 // round is what one sync covers.
@@ -40,8 +51,8 @@ type round struct {
 	done   bool
 }
 
-func newGrouper(run func([]string) error) *grouper {
-	g := &grouper{run: run}
+func newGrouper(run func([]string) error, gap time.Duration) *grouper {
+	g := &grouper{run: run, gap: gap}
 	g.cond = sync.NewCond(&g.mu)
 	return g
 }
@@ -77,10 +88,18 @@ func (g *grouper) wait(mark uint64, dirs ...string) error {
 			g.cond.Wait()
 			continue
 		}
-		// The grouper is free and r is gathering: run it. Later callers
-		// gather the next round meanwhile.
+		// The grouper is free and r is gathering: run it, once the gap
+		// since the last round has passed (r keeps gathering until then).
+		// Later callers gather the next round meanwhile.
+		if wait := g.gap - time.Since(g.last); wait > 0 {
+			g.busy = true
+			g.mu.Unlock()
+			time.Sleep(wait)
+			g.mu.Lock()
+		}
 		g.started++
 		g.busy, g.next, r.n = true, nil, g.started
+		g.last = time.Now()
 		g.mu.Unlock()
 		err := g.run(r.dirs)
 		g.mu.Lock()

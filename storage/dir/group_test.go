@@ -34,7 +34,7 @@ func TestGrouperGroups(t *testing.T) {
 			<-release // hold the first round while the others gather
 		}
 		return nil
-	})
+	}, 0)
 	done := make(chan string, 20)
 	go func() { g.wait(g.mark(), "a"); done <- "a" }()
 	waitUntil(t, func() bool { mu.Lock(); defer mu.Unlock(); return synced["a"] == 1 })
@@ -73,7 +73,7 @@ func TestGrouperFailedRound(t *testing.T) {
 			return bad
 		}
 		return nil
-	})
+	}, 0)
 	inFlight := g.mark() // a blob being written while the round fails
 	if err := g.wait(g.mark(), "x"); !errors.Is(err, bad) {
 		t.Errorf("wait in a failing round: %v, want %v", err, bad)
@@ -101,7 +101,7 @@ func TestCommitSyncsParentsOnce(t *testing.T) {
 		synced = append(synced, dirs...)
 		mu.Unlock()
 		return syncDirs(dirs)
-	})
+	}, 0)
 	put := func(data string) string {
 		w, err := s.Create(context.Background())
 		if err != nil {
@@ -161,4 +161,47 @@ func sorted(s []string) []string {
 func waitUntil(t *testing.T, ok func() bool) {
 	t.Helper()
 	testutil.Eventually(t, 5*time.Second, "the condition", ok)
+}
+
+// TestGrouperGap: with a gap, rounds start no closer than it, and the
+// commits arriving while one is held back share it; the first commit of
+// an idle store is not held back.
+func TestGrouperGap(t *testing.T) {
+	const gap = 200 * time.Millisecond
+	var mu sync.Mutex
+	var starts []time.Time
+	g := newGrouper(func([]string) error {
+		mu.Lock()
+		starts = append(starts, time.Now())
+		mu.Unlock()
+		return nil
+	}, gap)
+	begin := time.Now()
+	if err := g.wait(g.mark(), "a"); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(begin); d >= gap {
+		t.Errorf("the first commit of an idle store waited %v, as if held back by the gap", d)
+	}
+	var wg sync.WaitGroup
+	for i := range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := g.wait(g.mark(), fmt.Sprint(i)); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(starts) < 2 || len(starts) > 3 {
+		t.Fatalf("10 commits arriving together after a round ran %d rounds in all, want them to share one or two", len(starts))
+	}
+	for i := 1; i < len(starts); i++ {
+		if d := starts[i].Sub(starts[i-1]); d < gap {
+			t.Errorf("round %d started %v after the previous one, want at least %v", i+1, d, gap)
+		}
+	}
 }
