@@ -158,18 +158,15 @@ func (p *pass) baselineList(ctx context.Context, d *document, b *baselineRun) er
 // compare says what a baseline entry means given what the aggregator
 // holds: created, updated, or "" when nothing differs.
 func (p *pass) compare(ctx context.Context, e *resourcesync.Entry) (string, error) {
-	r, err := p.h.deps.Held.Resource(ctx, p.src.Collection, e.Loc)
-	if errors.Is(err, sqlite.ErrNotFound) {
-		return resourcesync.Created, nil
-	}
+	r, found, err := p.h.deps.Held.Lookup(ctx, p.src.Collection, e.Loc)
 	if err != nil {
 		p.h.m.errors.WithLabelValues(p.src.Name, kindCatalog).Inc()
 		return "", fmt.Errorf("source %s: look up %s in the catalog: %w", p.src.Name, e.Loc, err)
 	}
-	if r.Deleted {
+	if !found || r.Deleted {
 		return resourcesync.Created, nil
 	}
-	if differs(r, e) {
+	if differs(&r, e) {
 		return resourcesync.Updated, nil
 	}
 	return "", nil
@@ -178,7 +175,7 @@ func (p *pass) compare(ctx context.Context, e *resourcesync.Entry) (string, erro
 // differs compares an entry with the resource held, on what the entry
 // states: a digest of an algorithm the catalog keeps, the length, the
 // lastmod.
-func differs(r *sqlite.Resource, e *resourcesync.Entry) bool {
+func differs(r *sqlite.Lookup, e *resourcesync.Entry) bool {
 	if e.MD != nil {
 		if v := e.MD.Hash.Get(resourcesync.SHA256); v != "" && r.SHA256 != "" && v != r.SHA256 {
 			return true
@@ -190,7 +187,7 @@ func differs(r *sqlite.Resource, e *resourcesync.Entry) bool {
 			return true
 		}
 	}
-	return !e.LastMod.IsZero() && !e.LastMod.Equal(r.Upstream.Modified)
+	return !e.LastMod.IsZero() && !e.LastMod.Equal(r.UpstreamModified)
 }
 
 // deleteMissing queues a deletion for each resource held from the Source

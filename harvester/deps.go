@@ -19,7 +19,9 @@ type Cursors interface {
 
 // Held is what the aggregator holds, which a baseline is compared with.
 type Held interface {
-	Resource(ctx context.Context, collection, uri string) (*sqlite.Resource, error)
+	// Lookup reads the few columns a baseline compares an entry with;
+	// found is false when the catalog has no row of uri.
+	Lookup(ctx context.Context, collection, uri string) (l sqlite.Lookup, found bool, err error)
 	SourceResources(ctx context.Context, source string, fn func(*sqlite.Resource) error) error
 }
 

@@ -21,6 +21,7 @@ func TestLookupAgreesWithResource(t *testing.T) {
 	}
 
 	held := event("s1", "c", "http://s1/held", cr, "held copy")
+	held.Upstream.Modified = held.Upstream.Time.Add(-time.Minute)
 	listed := event("s1", "c", "http://s1/listed", cr, "listed copy")
 	listed.Upstream.Listed = listed.Upstream.Time.Add(time.Hour)
 	gone := event("s1", "c", "http://s1/gone", cr, "gone copy")
@@ -53,7 +54,10 @@ func TestLookupAgreesWithResource(t *testing.T) {
 		if !l.UpstreamTime.Equal(want.UpstreamTime) || !l.Order.Equal(want.Order) {
 			t.Errorf("Lookup(%s) times: %s, order %s; want %s, order %s", tc.uri, l.UpstreamTime, l.Order, want.UpstreamTime, want.Order)
 		}
-		l.UpstreamTime, l.Order, want.UpstreamTime, want.Order = time.Time{}, time.Time{}, time.Time{}, time.Time{}
+		if !l.UpstreamModified.Equal(r.Upstream.Modified) {
+			t.Errorf("Lookup(%s) modified %s, want %s", tc.uri, l.UpstreamModified, r.Upstream.Modified)
+		}
+		l.UpstreamTime, l.Order, l.UpstreamModified, want.UpstreamTime, want.Order = time.Time{}, time.Time{}, time.Time{}, time.Time{}, time.Time{}
 		if l != want {
 			t.Errorf("Lookup(%s) = %+v, want %+v", tc.uri, l, want)
 		}
