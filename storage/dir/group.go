@@ -34,10 +34,10 @@ type grouper struct {
 
 	mu      sync.Mutex
 	cond    *sync.Cond
-	busy    bool   // a round is running
-	next    *round // gathering, not yet started; nil when empty
-	started uint64 // rounds started so far
-	failed  uint64 // number of the last round that failed; 0 for none
+	busy    bool      // a round is running
+	next    *round    // gathering, not yet started; nil when empty
+	started uint64    // rounds started so far
+	failed  uint64    // number of the last round that failed; 0 for none
 	last    time.Time // when the last round started
 }
 
