@@ -60,6 +60,9 @@ func (b *batch) flush(ctx context.Context) error {
 	pend := b.pend
 	b.pend = b.pend[:0]
 	p := b.p
+	if err := p.awaitBacklog(ctx); err != nil {
+		return fmt.Errorf("source %s: waiting for the fetch workers before queueing changes read from %s: %w", p.src.Name, pend[0].Doc, err)
+	}
 	if err := b.bp.PublishChanges(ctx, pend); err != nil {
 		p.h.m.errors.WithLabelValues(p.src.Name, kindPublish).Inc()
 		first := pend[0]

@@ -79,6 +79,13 @@ type Config struct {
 	MaxDocumentBytes int64 `yaml:"max_document_bytes"`
 	// Concurrency is how many Sources are polled at once. Default 4.
 	Concurrency int `yaml:"concurrency"`
+	// MaxBacklog is how far the harvester may run ahead of the fetch
+	// workers: before queueing more changes it waits while CHANGES holds
+	// more than this many not yet finished. A baseline of millions would
+	// otherwise be queued in minutes, and JetStream keeps the id of every
+	// change queued within its duplicate window in memory. Default 20,000,
+	// several seconds of work for the workers of one node.
+	MaxBacklog int `yaml:"max_backlog"`
 	// PassTimeout bounds one pass over one Source, baseline included.
 	// Default 1h.
 	PassTimeout time.Duration `yaml:"pass_timeout"`
@@ -105,6 +112,7 @@ func Defaults() Config {
 		MaxEntries:       1_000_000,
 		MaxDocumentBytes: 256 << 20,
 		Concurrency:      4,
+		MaxBacklog:       20_000,
 		PassTimeout:      time.Hour,
 		PushConfig:       pushDefaults(),
 		PreferDumps:      true,
@@ -136,6 +144,8 @@ func (c *Config) Validate() error {
 		return errors.New("max_document_bytes: must be positive")
 	case c.Concurrency <= 0:
 		return errors.New("concurrency: must be positive")
+	case c.MaxBacklog <= 0:
+		return errors.New("max_backlog: must be positive")
 	case c.PassTimeout <= 0:
 		return errors.New("pass_timeout: must be positive")
 	case c.MaxPackageBytes <= 0:

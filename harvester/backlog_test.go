@@ -1,0 +1,77 @@
+package harvester
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/viaduct-mirror/viaduct/internal/testutil"
+	"github.com/viaduct-mirror/viaduct/sim"
+)
+
+// TestBaselineWaitsForTheWorkers: with nobody fetching, a baseline queues
+// about MaxBacklog changes and waits; as a worker acknowledges changes it
+// queues the rest, and every change arrives once.
+func TestBaselineWaitsForTheWorkers(t *testing.T) {
+	const resources, maxBacklog = 1200, 300
+	e := newEnv(t)
+	srv := startSim(t, sim.Config{Resources: resources, Seed: 3})
+	cfg := Defaults()
+	cfg.MaxBacklog = maxBacklog
+	h, err := New(cfg, []SourceConfig{simSource("s", srv)}, Deps{Client: e.client, Upstream: e.ucfg, Cursors: e.cat, Held: e.cat, Publisher: e.q}, slog.New(slog.DiscardHandler), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	done := make(chan error, 1)
+	go func() { done <- h.SyncOnce(ctx, "s") }()
+	backlog := func() uint64 {
+		n, err := e.q.Backlog(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	testutil.Eventually(t, 30*time.Second, "the baseline to fill the backlog", func() bool { return backlog() >= maxBacklog })
+	// The harvester now polls every backlogPoll: give it a few polls to
+	// show it holds.
+	for range 5 {
+		select {
+		case err := <-done:
+			t.Fatalf("the baseline ended (%v) with %d of %d changes queued and none fetched", err, backlog(), resources)
+		case <-time.After(2 * backlogPoll):
+		}
+	}
+	if n := backlog(); n > maxBacklog+publishBatchSize {
+		t.Fatalf("backlog %d, want at most max_backlog %d plus one batch of %d", n, maxBacklog, publishBatchSize)
+	}
+
+	cs, err := e.q.Changes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for len(seen) < resources {
+		m, err := cs.Next(ctx)
+		if err != nil {
+			t.Fatalf("after %d changes: %v", len(seen), err)
+		}
+		if seen[m.Change.URI] {
+			t.Errorf("%s queued twice", m.Change.URI)
+		}
+		seen[m.Change.URI] = true
+		if n := backlog(); n > maxBacklog+publishBatchSize {
+			t.Fatalf("backlog %d while draining, want at most %d", n, maxBacklog+publishBatchSize)
+		}
+		if err := m.Ack(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("baseline: %v", err)
+	}
+}

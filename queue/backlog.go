@@ -1,0 +1,23 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+)
+
+// Backlog is the number of changes on CHANGES that no worker has finished:
+// those waiting and those being handled. CHANGES is a work queue, so a
+// change leaves it when its worker acknowledges it, and the stream's
+// message count is the backlog. The harvester reads it to stay a bounded
+// distance ahead of the workers.
+func (q *Queue) Backlog(ctx context.Context) (uint64, error) {
+	s, err := q.js.Stream(ctx, StreamChanges)
+	if err != nil {
+		return 0, fmt.Errorf("queue: open stream %s: %w", StreamChanges, err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("queue: stream %s info: %w", StreamChanges, err)
+	}
+	return info.State.Msgs, nil
+}
