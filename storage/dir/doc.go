@@ -11,8 +11,11 @@
 // commit adds what it needs synced to the round being gathered and waits;
 // one round covers every commit that joined while the previous round ran,
 // and a commit returns only after a round that began after its last step.
-// A lone commit starts its round at once, so grouping costs an idle store
-// nothing. On Linux 5.8 and later a round is one syncfs(2) of the file
+// Rounds start at most every SyncInterval (DefaultSyncInterval, 3 ms):
+// under a stream of commits a round costs about the same for one blob as
+// for a hundred, so spacing them gives fewer, larger rounds and keeps the
+// device from flushing back to back. A lone commit on an idle store starts
+// its round at once, so grouping costs it nothing. On Linux 5.8 and later a round is one syncfs(2) of the file
 // system holding the store, elsewhere a sync of each directory gathered.
 //
 // The steps of a commit, and why each is enough:
