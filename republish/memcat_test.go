@@ -34,6 +34,14 @@ func newMemCatalog() *memCatalog {
 	return &memCatalog{byURI: map[string]map[string]*Record{}, sorted: map[string][]*Record{}, changes: map[string][]*Record{}}
 }
 
+// LastApplied is the sequence of the last change applied, as the SQLite
+// catalog names its state: the Resource Lists' tags carry it.
+func (m *memCatalog) LastApplied(context.Context) (uint64, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.seq, nil
+}
+
 // apply records a change made at at, as the catalog's applier would.
 func (m *memCatalog) apply(rec Record) {
 	m.mu.Lock()

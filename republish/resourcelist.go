@@ -1,6 +1,7 @@
 package republish
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -25,7 +26,12 @@ func (s *Server) serveResourceList(w http.ResponseWriter, r *http.Request, c *Co
 		s.fail(w, r, "resourcelist", http.StatusInternalServerError, fmt.Errorf("collection %s: stats: %w", c.Name, err))
 		return
 	}
-	etag := etagOf("resourcelist", c.Name, st.Changes, st.Last.UnixNano(), s.confID)
+	rev, err := s.revision(ctx)
+	if err != nil {
+		s.fail(w, r, "resourcelist", http.StatusInternalServerError, fmt.Errorf("collection %s: catalog state: %w", c.Name, err))
+		return
+	}
+	etag := etagOf("resourcelist", c.Name, st.Changes, st.Last.UnixNano(), rev, s.confID)
 	if fresh(r, etag, st.Last) {
 		s.send(w, r, reply{doc: "resourcelist", contentType: xmlType, etag: etag, modified: st.Last})
 		return
@@ -67,6 +73,29 @@ func (s *Server) serveResourceList(w http.ResponseWriter, r *http.Request, c *Co
 		}})
 }
 
+// revisioned is a catalog that names its state by the sequence of the
+// last event it applied.
+type revisioned interface {
+	LastApplied(ctx context.Context) (uint64, error)
+}
+
+// revision is the catalog state, part of a Resource List's entity tag. A
+// collection's change count and last change time move only with its
+// change log, but an event that leaves the log alone (a Source restating
+// a resource's metadata: its times, hashes or links) still changes that
+// resource's entry, its via link above all, and a strong tag must change
+// with the bytes. Any event moves the revision, so a busy catalog answers
+// a conditional request for an unchanged list of another collection with
+// the whole list: correct, at some cost. 0 for a catalog that cannot
+// tell.
+func (s *Server) revision(ctx context.Context) (uint64, error) {
+	rc, ok := s.cat.(revisioned)
+	if !ok {
+		return 0, nil
+	}
+	return rc.LastApplied(ctx)
+}
+
 // partURL is the URI of part n (from 1), which carries its URI range.
 func (s *Server) partURL(coll string, n int, p part) string {
 	q := url.Values{}
@@ -101,7 +130,12 @@ func (s *Server) serveResourceListPart(w http.ResponseWriter, r *http.Request, c
 		s.fail(w, r, "resourcelist-part", http.StatusInternalServerError, fmt.Errorf("collection %s: stats: %w", c.Name, err))
 		return
 	}
-	etag := etagOf("resourcelist-part", c.Name, p.after, p.last, st.Changes, st.Last.UnixNano(), s.confID)
+	rev, err := s.revision(r.Context())
+	if err != nil {
+		s.fail(w, r, "resourcelist-part", http.StatusInternalServerError, fmt.Errorf("collection %s: catalog state: %w", c.Name, err))
+		return
+	}
+	etag := etagOf("resourcelist-part", c.Name, p.after, p.last, st.Changes, st.Last.UnixNano(), rev, s.confID)
 	s.sendResourceList(w, r, c, "resourcelist-part", etag, st, p)
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -164,5 +165,56 @@ func TestHeldRecord(t *testing.T) {
 		if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
 			t.Errorf("heldRecord(%s) = %+v\nwant %+v", rs.URI, got, want)
 		}
+	}
+}
+
+// TestResourceListTagFollowsMetadata: a Source restating a resource's
+// metadata changes its entry (the via link) without logging a change; the
+// Resource List and the part holding it must not answer a conditional
+// request with the old tag as unchanged.
+func TestResourceListTagFollowsMetadata(t *testing.T) {
+	f := newSQLiteFixture(t, Config{MaxEntries: 2, MaxBytes: 1 << 20})
+	body := []byte("same body")
+	event := func(name string, modified time.Time) *viaduct.Event {
+		uri := "http://origin.example.com/" + name
+		return &viaduct.Event{Source: "origin", Collection: "alpha", URI: uri, Op: resourcesync.Created, Type: "text/plain",
+			Upstream: viaduct.Change{Source: "origin", Collection: "alpha", URI: uri, Op: resourcesync.Created, Modified: modified}}
+	}
+	for i := range 3 {
+		f.apply(t, base.Add(time.Duration(i)*time.Second), event(fmt.Sprintf("r%d", i), base), body)
+	}
+	tags := func() (index, part string, partBody []byte) {
+		t.Helper()
+		resp, _ := f.get(t, "/alpha/resourcelist.xml")
+		_, parts, _ := f.locs(t, "/alpha/resourcelist.xml")
+		if len(parts) != 2 {
+			t.Fatalf("%d parts, want 2", len(parts))
+		}
+		presp, pbody := f.get(t, strings.TrimPrefix(parts[0], f.srv.cfg.BaseURL))
+		return resp.Header.Get("ETag"), presp.Header.Get("ETag"), pbody
+	}
+	index, part, before := tags()
+	partPath := func() string {
+		_, parts, _ := f.locs(t, "/alpha/resourcelist.xml")
+		return strings.TrimPrefix(parts[0], f.srv.cfg.BaseURL)
+	}
+	if resp, _ := f.get(t, partPath(), "If-None-Match", part); resp.StatusCode != http.StatusNotModified {
+		t.Fatalf("unchanged part with its own tag: %d, want 304", resp.StatusCode)
+	}
+
+	// r0 again, same bytes, a new modified time at the Source.
+	f.apply(t, base.Add(time.Minute), event("r0", base.Add(time.Hour)), body)
+	if st, _ := f.srv.cat.Stats(context.Background(), "alpha"); st.Changes != 3 {
+		t.Fatalf("the metadata-only update logged a change: %d changes, want 3", st.Changes)
+	}
+	index2, part2, after := tags()
+	if string(after) == string(before) {
+		t.Fatal("the part did not change; the test shows nothing")
+	}
+	if index2 == index || part2 == part {
+		t.Errorf("tags kept after the entry changed: index %s -> %s, part %s -> %s", index, index2, part, part2)
+	}
+	if resp, _ := f.get(t, partPath(), "If-None-Match", part); resp.StatusCode != http.StatusOK {
+		t.Errorf("changed part with the old tag: %d, want 200", resp.StatusCode)
 	}
 }
