@@ -92,10 +92,19 @@ func (s *ChangeStream) Next(ctx context.Context) (*ChangeMsg, error) {
 // waiting up to pollWait for it.
 func (s *ChangeStream) take(ctx context.Context) (jetstream.Msg, error) {
 	if len(s.buf) == 0 {
-		if batch, err := s.cons.FetchNoWait(pullBatch); err == nil {
+		batch, err := s.cons.FetchNoWait(pullBatch)
+		if err == nil {
 			for m := range batch.Messages() {
 				s.buf = append(s.buf, m)
 			}
+			err = batch.Error()
+		}
+		// A failed batch pull loses nothing (whatever it delivered is
+		// buffered, the rest stays on the stream) and the single pull
+		// below reports a lasting failure; a transient one is only
+		// logged, at debug level.
+		if err != nil && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, nats.ErrTimeout) {
+			s.q.log.Debug("batch pull from CHANGES failed; pulling one change", "err", err)
 		}
 	}
 	if len(s.buf) > 0 {
