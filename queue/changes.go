@@ -180,10 +180,17 @@ func (m *ChangeMsg) Context(parent context.Context) context.Context {
 	return m.q.extract(parent, m.msg.Headers())
 }
 
-// Ack removes the change from the queue and waits for the server to
-// confirm it, so a change is never acked on a hope.
+// Ack removes the change from the queue. It does not wait for the server
+// to confirm: an ack is sent only once the change's effect is durable, so
+// an ack that is lost (the connection dropped, the process stopped before
+// the client flushed it) only means the change is delivered again after
+// its ack wait, and a worker handling it again finds the blob or the
+// catalog's copy and publishes, at most, an event EVENTS de-duplicates. A
+// confirmed ack cost a request and a reply per change, about a seventh of
+// a two-core node's baseline ingest (docs/benchmarks.md). ctx is unused
+// and kept for callers that pass one.
 func (m *ChangeMsg) Ack(ctx context.Context) error {
-	if err := m.msg.DoubleAck(ctx); err != nil {
+	if err := m.msg.Ack(); err != nil {
 		return fmt.Errorf("queue: ack change %d (%s): %w", m.Seq, m.uri(), err)
 	}
 	return nil
