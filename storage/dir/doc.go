@@ -1,9 +1,11 @@
 // Package dir keeps blobs as files in a local directory, the store a
 // one-machine viaduct uses by default.
 //
-// A blob with key k lives at root/k[0:2]/k[2:4]/k. The package never
-// rewrites a committed blob, and a file under its final name always holds
-// the bytes its name says, even after a crash.
+// A blob with key k lives at root/k[0:2]/k in a store made by this
+// version, at root/k[0:2]/k[2:4]/k in one made before; the file
+// root/layout records which (see layout.go). The package never rewrites a
+// committed blob, and a file under its final name always holds the bytes
+// its name says, even after a crash.
 //
 // # Durability
 //
@@ -36,13 +38,14 @@
 //     file whose data never reached the disk.
 //  3. The fan-out directories are created if missing, without a sync,
 //     and the file is linked under its key. The store remembers the
-//     fan-out directories it found or made (at most 65,536), so a commit
+//     fan-out directories it found or made (at most 256, or 65,536 with
+//     two levels), so a commit
 //     into a known one does not ask the file system again; one removed
 //     under the store is made again when a link into it fails.
 //  4. The new entries are made durable by a second round: with syncfs,
-//     the whole file system again; otherwise root/ab/cd and, the first
-//     time this process links into that fan-out directory, root/ab and
-//     root (which name its path; a directory found on disk is not
+//     the whole file system again; otherwise the blob's directory and,
+//     the first time this process links into it, every directory up to
+//     the root (which name its path; a directory found on disk is not
 //     trusted, since a process that stopped before syncing it may have
 //     made it).
 //  5. A named temporary is removed; a crash before that leaves a

@@ -26,6 +26,8 @@ type Store struct {
 	anon   bool
 	group  *grouper
 	fanOut *fanOut
+	// depth is the layout's number of fan-out levels (see layout.go).
+	depth int
 }
 
 var (
@@ -69,13 +71,17 @@ func New(root string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("blob directory %q: %w", root, err)
 	}
-	s := &Store{root: root, tmp: filepath.Join(root, "tmp"), fanOut: &fanOut{}}
+	s := &Store{root: root, tmp: filepath.Join(root, "tmp")}
 	if err := os.RemoveAll(s.tmp); err != nil {
 		return nil, fmt.Errorf("blob directory %s: removing leftover temporaries: %w", root, err)
 	}
 	if err := os.MkdirAll(s.tmp, 0o755); err != nil {
 		return nil, fmt.Errorf("blob directory %s: %w", root, err)
 	}
+	if s.depth, err = openLayout(root); err != nil {
+		return nil, fmt.Errorf("blob directory %s: %w", root, err)
+	}
+	s.fanOut = &fanOut{digits: 2 * s.depth}
 	s.anon = anonWorks(s.tmp)
 	run, err := openSyncFS(root)
 	if err != nil {
@@ -95,6 +101,9 @@ func (s *Store) Root() string { return s.root }
 // path is where the blob with key lives. The key must have passed
 // storage.CheckKey.
 func (s *Store) path(key string) string {
+	if s.depth == oneLevel {
+		return filepath.Join(s.root, key[0:2], key)
+	}
 	return filepath.Join(s.root, key[0:2], key[2:4], key)
 }
 
@@ -166,14 +175,19 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 }
 
 // syncEntry makes the link of blob key into dir durable: dir is synced
-// and, the first time this process uses that fan-out directory, the two
-// parents holding its path, all in the round of commits under way.
+// and, the first time this process uses that fan-out directory, the
+// directories holding its path up to the root, all in the round of
+// commits under way.
 func (s *Store) syncEntry(mark uint64, key, dir string) error {
 	if s.wholeFS || s.fanOut.isDurable(key) {
 		return s.group.wait(mark, dir)
 	}
-	parent := filepath.Dir(dir)
-	if err := s.group.wait(mark, dir, parent, filepath.Dir(parent)); err != nil {
+	dirs := []string{dir}
+	for d := dir; d != s.root; {
+		d = filepath.Dir(d)
+		dirs = append(dirs, d)
+	}
+	if err := s.group.wait(mark, dirs...); err != nil {
 		return err
 	}
 	s.fanOut.setDurable(key)

@@ -1,0 +1,97 @@
+package dir
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestLayoutKeptAcrossOpens: a new store records one level and keeps it.
+func TestLayoutKeptAcrossOpens(t *testing.T) {
+	root := t.TempDir()
+	s, err := New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := putBlob(t, s, "one level")
+	if _, err := os.Stat(filepath.Join(root, key[:2], key)); err != nil {
+		t.Fatalf("new store: blob not at root/ab/key: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(root, LayoutFile)); err != nil || strings.TrimSpace(string(b)) != "fan-out 1" {
+		t.Fatalf("layout file: %q, %v", b, err)
+	}
+	again, err := New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.depth != oneLevel {
+		t.Fatalf("reopened with depth %d, want %d", again.depth, oneLevel)
+	}
+	if _, err := again.Stat(context.Background(), key); err != nil {
+		t.Errorf("reopened store cannot find its blob: %v", err)
+	}
+}
+
+// TestLayoutOfAnOlderStore: a root with blobs at root/ab/cd/key and no
+// layout file is a store made before layouts were recorded: it keeps two
+// levels, finds the blobs it has and stores new ones beside them.
+func TestLayoutOfAnOlderStore(t *testing.T) {
+	root := t.TempDir()
+	sum := sha256.Sum256([]byte("old blob"))
+	old := hex.EncodeToString(sum[:])
+	dir := filepath.Join(root, old[:2], old[2:4])
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, old), []byte("old blob"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.depth != twoLevel {
+		t.Fatalf("older store opened with depth %d, want %d", s.depth, twoLevel)
+	}
+	ctx := context.Background()
+	if info, err := s.Stat(ctx, old); err != nil || info.Size != int64(len("old blob")) {
+		t.Fatalf("older store's blob: %+v, %v", info, err)
+	}
+	key := putBlob(t, s, "new blob")
+	if _, err := os.Stat(filepath.Join(root, key[:2], key[2:4], key)); err != nil {
+		t.Errorf("older store: new blob not at root/ab/cd/key: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, LayoutFile)); strings.TrimSpace(string(b)) != "fan-out 2" {
+		t.Errorf("layout file of the older store: %q, want fan-out 2", b)
+	}
+}
+
+// TestLayoutUnknown: a layout file this version cannot read stops New
+// rather than storing blobs where no other version would look.
+func TestLayoutUnknown(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, LayoutFile), []byte("fan-out 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(root); err == nil || !strings.Contains(err.Error(), "fan-out 3") {
+		t.Fatalf("New with an unknown layout: %v, want an error naming it", err)
+	}
+}
+
+func putBlob(t *testing.T, s *Store, data string) string {
+	t.Helper()
+	w, err := s.Create(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write([]byte(data))
+	key, err := w.Commit(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key
+}
