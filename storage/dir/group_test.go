@@ -1,7 +1,6 @@
 package dir
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -102,26 +101,14 @@ func TestCommitSyncsParentsOnce(t *testing.T) {
 		mu.Unlock()
 		return syncDirs(dirs)
 	}, 0)
-	put := func(data string) string {
-		w, err := s.Create(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Write([]byte(data))
-		key, err := w.Commit(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return key
-	}
-	key := put("first")
+	key := putBlob(t, s, "first")
 	dir := filepath.Dir(s.path(key))
 	want := []string{dir, s.Root()} // one level: root/ab
 	if slices.Sort(synced); !slices.Equal(synced, sorted(want)) {
 		t.Errorf("first commit synced %v, want %v", synced, want)
 	}
 	synced = nil
-	put("first") // the same blob again: its directory only
+	putBlob(t, s, "first") // the same blob again: its directory only
 	if !slices.Equal(synced, []string{dir}) {
 		t.Errorf("second commit of the blob synced %v, want %v", synced, []string{dir})
 	}
@@ -139,14 +126,7 @@ func TestCommitWholeFS(t *testing.T) {
 		}
 		t.Skip("no syncfs with error reporting on this system")
 	}
-	w, err := s.Create(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Write([]byte("whole"))
-	if _, err := w.Commit(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	putBlob(t, s, "whole")
 	if s.group.started != 2 {
 		t.Errorf("commit ran %d sync rounds, want 2", s.group.started)
 	}

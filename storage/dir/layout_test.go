@@ -18,8 +18,8 @@ func TestLayoutKeptAcrossOpens(t *testing.T) {
 		t.Fatal(err)
 	}
 	key := putBlob(t, s, "one level")
-	if _, err := os.Stat(filepath.Join(root, key[:2], key)); err != nil {
-		t.Fatalf("new store: blob not at root/ab/key: %v", err)
+	if data, err := os.ReadFile(filepath.Join(root, key[:2], key)); err != nil || string(data) != "one level" {
+		t.Fatalf("new store: root/ab/key holds %q, %v; want the blob's bytes", data, err)
 	}
 	if b, err := os.ReadFile(filepath.Join(root, LayoutFile)); err != nil || strings.TrimSpace(string(b)) != "fan-out 1" {
 		t.Fatalf("layout file: %q, %v", b, err)
@@ -80,18 +80,4 @@ func TestLayoutUnknown(t *testing.T) {
 	if _, err := New(root); err == nil || !strings.Contains(err.Error(), "fan-out 3") {
 		t.Fatalf("New with an unknown layout: %v, want an error naming it", err)
 	}
-}
-
-func putBlob(t *testing.T, s *Store, data string) string {
-	t.Helper()
-	w, err := s.Create(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Write([]byte(data))
-	key, err := w.Commit(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return key
 }

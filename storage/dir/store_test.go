@@ -25,6 +25,21 @@ func newStore(t *testing.T) *Store {
 	return s
 }
 
+// putBlob stores data and returns its key, failing the test on any error.
+func putBlob(t *testing.T, s *Store, data string) string {
+	t.Helper()
+	w, err := s.Create(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write([]byte(data))
+	key, err := w.Commit(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key
+}
+
 func TestSuite(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T) storage.Blobs {
 		s := newStore(t)
@@ -53,25 +68,6 @@ func wantNoTemporaries(t *testing.T, s *Store) {
 	}
 	for _, e := range left {
 		t.Errorf("temporary %s left behind", e.Name())
-	}
-}
-
-func TestLayout(t *testing.T) {
-	s := newStore(t)
-	ctx := context.Background()
-	w, err := s.Create(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Write([]byte("layout"))
-	key, err := w.Commit(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(s.Root(), key[:2], key)
-	data, err := os.ReadFile(p)
-	if err != nil || string(data) != "layout" {
-		t.Errorf("reading %s: %q, %v; want the blob's bytes", p, data, err)
 	}
 }
 
@@ -123,20 +119,7 @@ func BenchmarkPut(b *testing.B) {
 // its back, instead of failing the commit.
 func TestFanOutRemovedUnderTheStore(t *testing.T) {
 	s := newStore(t)
-	ctx := context.Background()
-	put := func() string {
-		t.Helper()
-		w, err := s.Create(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Write([]byte("fan-out"))
-		key, err := w.Commit(ctx)
-		if err != nil {
-			t.Fatalf("Commit: %v", err)
-		}
-		return key
-	}
+	put := func() string { return putBlob(t, s, "fan-out") }
 	key := put()
 	if !s.fanOut.known(key) {
 		t.Errorf("fan-out directory of %s not remembered after a commit into it", key)
