@@ -35,17 +35,18 @@ const docOverhead = 2048
 // million-resource collection is then planned by a walk of an index. It
 // names the catalog state each plan was made from (the sequence of the
 // last applied event), which the server keeps the plan by (see
-// planCache) and checks with LastApplied.
+// planCache), the revision a request reads first.
 type partPlanner interface {
+	revisioned
 	PlanResources(ctx context.Context, collection string, maxEntries int, perRef, budget int64) (cuts []sqlite.Cut, seq uint64, err error)
-	LastApplied(ctx context.Context) (uint64, error)
 }
 
-// plan cuts a collection into parts that respect the limits. The parts
-// returned are shared: the caller must not change them.
-func (s *Server) plan(ctx context.Context, coll string) ([]part, error) {
+// plan cuts a collection into parts that respect the limits, for the
+// catalog state rev (see revision). The parts returned are shared: the
+// caller must not change them.
+func (s *Server) plan(ctx context.Context, coll string, rev uint64) ([]part, error) {
 	if pp, ok := s.cat.(partPlanner); ok {
-		return s.planCached(ctx, pp, coll)
+		return s.planCached(ctx, pp, coll, rev)
 	}
 	var parts []part
 	cur := part{bytes: docOverhead}
@@ -72,12 +73,9 @@ func (s *Server) plan(ctx context.Context, coll string) ([]part, error) {
 // parts, the last one open-ended. A plan is kept until the catalog
 // changes: the parts depend on nothing else (the limits and the base URL
 // are fixed for the server's life), so a plan made from the state a
-// request finds is the one that request would make.
-func (s *Server) planCached(ctx context.Context, pp partPlanner, coll string) ([]part, error) {
-	seq, err := pp.LastApplied(ctx)
-	if err != nil {
-		return nil, err
-	}
+// request finds (seq, read by the request) is the one that request would
+// make.
+func (s *Server) planCached(ctx context.Context, pp partPlanner, coll string, seq uint64) ([]part, error) {
 	if parts, ok := s.plans.get(coll, seq); ok {
 		return parts, nil
 	}

@@ -37,7 +37,7 @@ func (s *Server) serveResourceList(w http.ResponseWriter, r *http.Request, c *Co
 		return
 	}
 	at := s.headTime(st)
-	parts, err := s.plan(ctx, c.Name)
+	parts, err := s.plan(ctx, c.Name, rev)
 	if err != nil {
 		s.fail(w, r, "resourcelist", http.StatusInternalServerError, fmt.Errorf("collection %s: plan resource list: %w", c.Name, err))
 		return

@@ -40,13 +40,7 @@ func (c *SQLiteCatalog) Resources(ctx context.Context, collection, afterURI stri
 // the row, the garbage collector's write barrier being on for much of a
 // list's life.
 func heldRecord(rec *Record, rs *sqlite.ResourceState) {
-	op := rs.Op
-	switch {
-	case rs.Deleted:
-		op = resourcesync.Deleted
-	case op == "" || op == resourcesync.Deleted:
-		op = resourcesync.Created
-	}
+	op := heldOp(rs)
 	rec.Collection, rec.URI, rec.Op, rec.Seq, rec.At = rs.Collection, rs.URI, op, rs.Seq, rs.Changed
 	rec.SHA256, rec.MD5, rec.Length, rec.Type = rs.SHA256, rs.MD5, rs.Length, rs.Type
 	u, up := &rec.Upstream, &rs.Upstream
@@ -125,16 +119,23 @@ func (c *SQLiteCatalog) Stats(ctx context.Context, collection string) (Stats, er
 	return Stats{Resources: st.Resources, Changes: st.Changes, First: st.First, Last: st.Last}, nil
 }
 
+// heldOp is the op a row's record carries: deleted for a deleted copy,
+// else that of its last logged change, created when that was a deletion
+// (the resource came back) or there is none.
+func heldOp(rs *sqlite.ResourceState) string {
+	switch {
+	case rs.Deleted:
+		return resourcesync.Deleted
+	case rs.Op == "" || rs.Op == resourcesync.Deleted:
+		return resourcesync.Created
+	}
+	return rs.Op
+}
+
 // fromState fills rec from a resource row. The Source's op of the latest
 // upstream statement is not kept per resource, so rec.Upstream.Op is empty.
 func fromState(rec *Record, rs *sqlite.ResourceState) {
-	op := rs.Op
-	switch {
-	case rs.Deleted:
-		op = resourcesync.Deleted
-	case op == "" || op == resourcesync.Deleted:
-		op = resourcesync.Created
-	}
+	op := heldOp(rs)
 	*rec = Record{
 		Collection: rs.Collection, URI: rs.URI, Op: op, Seq: rs.Seq, At: rs.Changed,
 		SHA256: rs.SHA256, MD5: rs.MD5, Length: rs.Length, Type: rs.Type,

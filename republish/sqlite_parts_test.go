@@ -114,11 +114,15 @@ func TestSQLitePlanFollowsCatalog(t *testing.T) {
 		}
 		fresh := *f.srv
 		fresh.cat, fresh.plans = FromSQLite(f.cat), newPlanCache()
-		want, err := fresh.plan(ctx, "alpha")
+		rev, err := f.srv.revision(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := f.srv.plan(ctx, "alpha")
+		want, err := fresh.plan(ctx, "alpha", rev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := f.srv.plan(ctx, "alpha", rev)
 		if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("%s: plan %v, %v; a fresh server's %v", step, got, err, want)
 		}
