@@ -11,13 +11,11 @@ import (
 // message count is the backlog. The harvester reads it to stay a bounded
 // distance ahead of the workers.
 func (q *Queue) Backlog(ctx context.Context) (uint64, error) {
+	// Opening the stream fetches its info: one request, read from the
+	// handle's copy rather than asked for again.
 	s, err := q.js.Stream(ctx, StreamChanges)
-	if err != nil {
-		return 0, fmt.Errorf("queue: open stream %s: %w", StreamChanges, err)
-	}
-	info, err := s.Info(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("queue: stream %s info: %w", StreamChanges, err)
 	}
-	return info.State.Msgs, nil
+	return s.CachedInfo().State.Msgs, nil
 }
