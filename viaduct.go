@@ -7,6 +7,7 @@ package viaduct
 import (
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"strconv"
 	"time"
 
@@ -17,12 +18,14 @@ import (
 // resource, read from a Resource List, a Change List, a Dump or a
 // notification. Fetch workers turn it into an Event.
 type Change struct {
-	Source     string `json:"source"`
-	Collection string `json:"collection"`
+	// Source, Collection, URI and Op are always set on a queued change;
+	// an Event's upstream change leaves out those equal to the event's.
+	Source     string `json:"source,omitempty"`
+	Collection string `json:"collection,omitempty"`
 	// URI is the resource's URI at the Source (its loc).
-	URI string `json:"uri"`
+	URI string `json:"uri,omitempty"`
 	// Op is created, updated or deleted.
-	Op string `json:"op"`
+	Op string `json:"op,omitempty"`
 	// Time is the Source's time of the change: rs:md datetime (1.1) or
 	// lastmod (1.0); for a baseline, the resource's lastmod or the list's at.
 	Time time.Time `json:"time"`
@@ -86,6 +89,55 @@ type Event struct {
 	// Upstream is the change as the Source stated it: the origin's times,
 	// hashes and links, which provenance passes on.
 	Upstream Change `json:"upstream"`
+}
+
+// eventJSON is Event without its methods, for encoding/json.
+type eventJSON Event
+
+// MarshalJSON writes the event without repeating itself: the upstream
+// change leaves out its source, collection, URI and op where they equal
+// the event's, and the document it was read from and the blob a Dump
+// brought, which only the harvester and the fetch worker use. EVENTS
+// holds every event for as long as it is kept, and JetStream holds its
+// newest blocks in memory: the repeated fields were a fifth of an event.
+func (e Event) MarshalJSON() ([]byte, error) {
+	up := &e.Upstream
+	if up.Source == e.Source {
+		up.Source = ""
+	}
+	if up.Collection == e.Collection {
+		up.Collection = ""
+	}
+	if up.URI == e.URI {
+		up.URI = ""
+	}
+	if up.Op == e.Op {
+		up.Op = ""
+	}
+	up.Doc, up.Blob = "", nil
+	return json.Marshal((*eventJSON)(&e))
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote, and events written whole.
+func (e *Event) UnmarshalJSON(b []byte) error {
+	*e = Event{}
+	if err := json.Unmarshal(b, (*eventJSON)(e)); err != nil {
+		return err
+	}
+	up := &e.Upstream
+	if up.Source == "" {
+		up.Source = e.Source
+	}
+	if up.Collection == "" {
+		up.Collection = e.Collection
+	}
+	if up.URI == "" {
+		up.URI = e.URI
+	}
+	if up.Op == "" {
+		up.Op = e.Op
+	}
+	return nil
 }
 
 // MsgID is the de-duplication id of the event: a fetch worker that crashes

@@ -1,6 +1,9 @@
 package viaduct
 
 import (
+	"encoding/json"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -44,5 +47,62 @@ func TestMsgIDs(t *testing.T) {
 	other.Length = 4
 	if other.MsgID() == eid {
 		t.Errorf("events of different lengths share the id %s", eid)
+	}
+}
+
+func TestEventJSON(t *testing.T) {
+	n := int64(1024)
+	up := Change{Source: "s", Collection: "c", URI: "http://example.com/res1", Op: resourcesync.Updated,
+		Time:   time.Date(2026, 11, 8, 13, 32, 55, 0, time.UTC),
+		Listed: time.Date(2026, 11, 21, 23, 31, 19, 403782504, time.UTC),
+		Hash:   resourcesync.Hashes{{Alg: resourcesync.MD5, Value: "1955cb7393c1d3c0b9f9184ba2501972"}},
+		Length: &n, Type: "text/plain",
+		Links: []resourcesync.Link{{Rel: "via", Href: "http://origin.example.org/res1",
+			Hash: resourcesync.Hashes{{Alg: resourcesync.MD5, Value: "1955cb7393c1d3c0b9f9184ba2501972"}}}},
+		Doc:  "http://example.com/changelist.xml",
+		Blob: &StoredBlob{SHA256: "a649", Length: n},
+	}
+	ev := Event{Source: "s", Collection: "c", URI: up.URI, Op: resourcesync.Created, SHA256: "a649",
+		MD5: "1955cb7393c1d3c0b9f9184ba2501972", Length: n, Type: "text/plain", Upstream: up}
+	b, err := json.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, left := range []string{`"doc"`, `"blob"`} {
+		if strings.Contains(string(b), left) {
+			t.Errorf("%s written: %s", left, b)
+		}
+	}
+	for _, field := range []string{`"source"`, `"collection"`, `"uri"`} {
+		if strings.Count(string(b), field) != 1 {
+			t.Errorf("%s written %d times, want once: %s", field, strings.Count(string(b), field), b)
+		}
+	}
+	if !strings.Contains(string(b), `"op":"updated"`) {
+		t.Errorf("the upstream op, which differs from the event's, is missing: %s", b)
+	}
+	var got Event
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := ev
+	want.Upstream.Doc, want.Upstream.Blob = "", nil
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("read back as\n%+v\nwant\n%+v", got, want)
+	}
+
+	// An event written whole, as before, reads the same; so does one
+	// read into an Event that held another.
+	type whole Event
+	b, err = json.Marshal(whole(want))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = Event{Source: "old", Upstream: Change{URI: "http://stale.example/"}}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("whole event read back as\n%+v\nwant\n%+v", got, want)
 	}
 }
