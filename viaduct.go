@@ -94,32 +94,43 @@ type Event struct {
 // eventJSON is Event without its methods, for encoding/json.
 type eventJSON Event
 
-// MarshalJSON writes the event without repeating itself: the upstream
+// Encode writes the event as JSON without repeating itself: the upstream
 // change leaves out its source, collection, URI and op where they equal
 // the event's, and the document it was read from and the blob a Dump
 // brought, which only the harvester and the fetch worker use. EVENTS
 // holds every event for as long as it is kept, and JetStream holds its
 // newest blocks in memory: the repeated fields were a fifth of an event.
-func (e Event) MarshalJSON() ([]byte, error) {
-	up := &e.Upstream
-	if up.Source == e.Source {
+// The queue encodes events with Encode rather than json.Marshal, which
+// would check and compact MarshalJSON's output once more.
+func (e *Event) Encode() ([]byte, error) {
+	c := *e
+	up := &c.Upstream
+	if up.Source == c.Source {
 		up.Source = ""
 	}
-	if up.Collection == e.Collection {
+	if up.Collection == c.Collection {
 		up.Collection = ""
 	}
-	if up.URI == e.URI {
+	if up.URI == c.URI {
 		up.URI = ""
 	}
-	if up.Op == e.Op {
+	if up.Op == c.Op {
 		up.Op = ""
 	}
 	up.Doc, up.Blob = "", nil
-	return json.Marshal((*eventJSON)(&e))
+	return json.Marshal((*eventJSON)(&c))
 }
 
-// UnmarshalJSON reads what MarshalJSON wrote, and events written whole.
-func (e *Event) UnmarshalJSON(b []byte) error {
+// MarshalJSON is Encode, for encoding/json.
+func (e Event) MarshalJSON() ([]byte, error) { return e.Encode() }
+
+// UnmarshalJSON is Decode, for encoding/json.
+func (e *Event) UnmarshalJSON(b []byte) error { return e.Decode(b) }
+
+// Decode reads what Encode wrote, and events written whole, as before
+// Encode left out repetitions. The queue decodes events with it rather
+// than json.Unmarshal, which would check the input once more.
+func (e *Event) Decode(b []byte) error {
 	*e = Event{}
 	if err := json.Unmarshal(b, (*eventJSON)(e)); err != nil {
 		return err

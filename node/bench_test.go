@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -24,8 +25,9 @@ const (
 // BenchmarkBaselineIngest measures a whole node ingesting a Source's
 // baseline: from Start to the catalog holding every resource, through the
 // harvester, CHANGES, the fetch workers, the blob store, EVENTS and the
-// applier. It reports resources per second, the time the harvester took to
-// queue the baseline, and the process's peak resident memory (VmHWM, reset
+// applier. It reports resources per second, the CPU time the process
+// spent per resource, the time the harvester took to queue the baseline,
+// and the process's peak resident memory (VmHWM, reset
 // before each sub-benchmark where the kernel allows; the MinIO server is
 // another process and not counted).
 //
@@ -42,8 +44,9 @@ func benchIngest(b *testing.B, resources int, blobs func(*Config)) {
 	resetPeakRSS()
 	b.ReportAllocs()
 	b.ResetTimer()
-	var total, queueing time.Duration
+	var total, queueing, cpu time.Duration
 	for range b.N {
+		cpu0 := processCPU(b)
 		cfg := testConfig(b.TempDir(), sourceConfig("s", src))
 		cfg.Fetch.Workers = Defaults().Fetch.Workers // what a node runs with
 		blobs(&cfg)
@@ -59,6 +62,7 @@ func benchIngest(b *testing.B, resources int, blobs func(*Config)) {
 			return held == resources
 		})
 		total += time.Since(start)
+		cpu += processCPU(b) - cpu0
 		b.StopTimer()
 		if err := n.Close(); err != nil {
 			b.Errorf("closing the node: %v", err)
@@ -67,7 +71,20 @@ func benchIngest(b *testing.B, resources int, blobs func(*Config)) {
 	}
 	b.ReportMetric(float64(resources*b.N)/total.Seconds(), "resources/s")
 	b.ReportMetric(queueing.Seconds()/float64(b.N), "queue-s/op")
+	b.ReportMetric(float64(cpu.Microseconds())/float64(resources*b.N), "cpu-µs/resource")
 	b.ReportMetric(float64(peakRSS(b))/(1<<20), "peak-MB")
+}
+
+// processCPU is the CPU time, user and system, the whole process has
+// used so far: the node and the simulated Source, which share it. Per
+// resource it is steadier than the rate, which moves with whatever else
+// the machine runs.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatalf("getrusage: %v", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // resetPeakRSS sets VmHWM back to the current RSS, so a sub-benchmark's

@@ -2,7 +2,6 @@ package queue
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -68,7 +67,7 @@ func (q *Queue) Events(ctx context.Context, fromSeq uint64, fn EventFunc) error 
 		}
 		expect = seq + 1
 		var ev viaduct.Event
-		if err := json.Unmarshal(msg.Data(), &ev); err != nil {
+		if err := ev.Decode(msg.Data()); err != nil {
 			return fmt.Errorf("queue: decode event %d on %s: %w", seq, msg.Subject(), err)
 		}
 		if err := fn(q.extract(ctx, msg.Headers()), seq, meta.Timestamp, &ev); err != nil {

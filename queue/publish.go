@@ -17,7 +17,10 @@ import (
 // Change List, a notification and the list that records it) is stored
 // once; that is not an error.
 func (q *Queue) PublishChange(ctx context.Context, c *viaduct.Change) error {
-	_, err := q.publish(ctx, StreamChanges, ChangeSubject(c.Source), c.MsgID(), c)
+	data, err := json.Marshal(c)
+	if err == nil {
+		_, err = q.publish(ctx, StreamChanges, ChangeSubject(c.Source), c.MsgID(), data)
+	}
 	if err != nil {
 		return fmt.Errorf("queue: publish change of %s (%s) from source %q: %w", c.URI, c.Op, c.Source, err)
 	}
@@ -28,20 +31,20 @@ func (q *Queue) PublishChange(ctx context.Context, c *viaduct.Change) error {
 // returns its stream sequence. A worker that publishes the same event
 // again (it crashed before acking its change) gets the original sequence.
 func (q *Queue) PublishEvent(ctx context.Context, e *viaduct.Event) (uint64, error) {
-	ack, err := q.publish(ctx, StreamEvents, EventSubject(e.Collection), e.MsgID(), e)
+	data, err := e.Encode()
+	var ack *jetstream.PubAck
+	if err == nil {
+		ack, err = q.publish(ctx, StreamEvents, EventSubject(e.Collection), e.MsgID(), data)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("queue: publish event for %s (%s) in collection %q: %w", e.URI, e.Op, e.Collection, err)
 	}
 	return ack.Sequence, nil
 }
 
-// publish stores v as JSON on subject with trace context in the headers
-// and msgID as Nats-Msg-Id, and counts what happened.
-func (q *Queue) publish(ctx context.Context, stream, subject, msgID string, v any) (*jetstream.PubAck, error) {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("encode: %w", err)
-	}
+// publish stores data on subject with trace context in the headers and
+// msgID as Nats-Msg-Id, and counts what happened.
+func (q *Queue) publish(ctx context.Context, stream, subject, msgID string, data []byte) (*jetstream.PubAck, error) {
 	msg := nats.NewMsg(subject)
 	msg.Data = data
 	q.inject(ctx, msg.Header)

@@ -2,7 +2,6 @@ package queue
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -26,7 +25,7 @@ type PendingEvent struct {
 // durable only once the returned PendingEvent's Wait returns nil. When the
 // client has too many publishes pending it publishes synchronously.
 func (q *Queue) PublishEventAsync(ctx context.Context, e *viaduct.Event) (*PendingEvent, error) {
-	data, err := json.Marshal(e)
+	data, err := e.Encode()
 	if err != nil {
 		return nil, fmt.Errorf("queue: publish event for %s (%s) in collection %q: %w", e.URI, e.Op, e.Collection, err)
 	}
