@@ -19,10 +19,10 @@ func TestBatchWait(t *testing.T) {
 		{"a lone event, at the delay", ms(20), 1, 0},
 		{"a lone event, early", ms(12), 1, 8 * time.Millisecond},
 		{"a few pushes, at the delay", ms(20), applyStreamBatch - 1, 0},
-		{"a stream, at the delay", ms(20), applyStreamBatch, 80 * time.Millisecond},
-		{"a stream, near the bound", ms(98), 500, 2 * time.Millisecond},
-		{"a stream, at the bound", ms(100), 500, 0},
-		{"a stream, past the bound", ms(130), 500, 0},
+		{"a stream, at the delay", ms(20), applyStreamBatch, 480 * time.Millisecond},
+		{"a stream, near the bound", ms(498), 500, 2 * time.Millisecond},
+		{"a stream, at the bound", ms(500), 500, 0},
+		{"a stream, past the bound", ms(530), 500, 0},
 	} {
 		if got := batchWait(c.now, t0, c.n); got != c.want {
 			t.Errorf("%s: batchWait = %v, want %v", c.name, got, c.want)

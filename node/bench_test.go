@@ -6,10 +6,10 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/viaduct-mirror/viaduct/internal/testutil"
 	"github.com/viaduct-mirror/viaduct/sim"
 )
 
@@ -45,8 +45,9 @@ func benchIngest(b *testing.B, resources int, blobs func(*Config)) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	var total, queueing, cpu time.Duration
+	var written int64
 	for range b.N {
-		cpu0 := processCPU(b)
+		cpu0, w0 := testutil.CPUTime(b), testutil.WrittenBytes(b)
 		cfg := testConfig(b.TempDir(), sourceConfig("s", src))
 		cfg.Fetch.Workers = Defaults().Fetch.Workers // what a node runs with
 		blobs(&cfg)
@@ -62,7 +63,8 @@ func benchIngest(b *testing.B, resources int, blobs func(*Config)) {
 			return held == resources
 		})
 		total += time.Since(start)
-		cpu += processCPU(b) - cpu0
+		cpu += testutil.CPUTime(b) - cpu0
+		written += testutil.WrittenBytes(b) - w0
 		b.StopTimer()
 		if err := n.Close(); err != nil {
 			b.Errorf("closing the node: %v", err)
@@ -72,19 +74,8 @@ func benchIngest(b *testing.B, resources int, blobs func(*Config)) {
 	b.ReportMetric(float64(resources*b.N)/total.Seconds(), "resources/s")
 	b.ReportMetric(queueing.Seconds()/float64(b.N), "queue-s/op")
 	b.ReportMetric(float64(cpu.Microseconds())/float64(resources*b.N), "cpu-µs/resource")
+	b.ReportMetric(float64(written)/1024/float64(resources*b.N), "written-KiB/resource")
 	b.ReportMetric(float64(peakRSS(b))/(1<<20), "peak-MB")
-}
-
-// processCPU is the CPU time, user and system, the whole process has
-// used so far: the node and the simulated Source, which share it. Per
-// resource it is steadier than the rate, which moves with whatever else
-// the machine runs.
-func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatalf("getrusage: %v", err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // resetPeakRSS sets VmHWM back to the current RSS, so a sub-benchmark's

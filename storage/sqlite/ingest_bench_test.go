@@ -8,11 +8,11 @@ import (
 	"encoding/hex"
 	"math/rand/v2"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/internal/testutil"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 )
 
@@ -52,30 +52,39 @@ func ingestEvents(n int) []Applied {
 
 // BenchmarkApplyIngest measures ApplyBatch on a baseline as the node
 // ingests it: events of new resources (see ingestEvents) in batches of 50
-// to 500, as the applier forms them from what the workers publish. Each
-// b.N is one event; the figure that matters is for a catalog of the
-// baseline's size:
+// to 500, as the applier forms them from a moderate stream, and of 2,500,
+// as it does at a baseline's full rate (node/applier.go). Each b.N is one
+// event; the figure that matters is for a catalog of the baseline's size.
+// KiB-written/event is what the catalog and its WAL wrote to storage:
 //
 //	go test -run '^$' -bench ApplyIngest -benchtime 100000x -count 3 ./storage/sqlite
 func BenchmarkApplyIngest(b *testing.B) {
+	b.Run("batch=50-500", func(b *testing.B) {
+		rng := rand.New(rand.NewPCG(3, 4))
+		benchApplyIngest(b, func() int { return 50 + rng.IntN(451) })
+	})
+	b.Run("batch=2500", func(b *testing.B) { benchApplyIngest(b, func() int { return 2500 }) })
+}
+
+func benchApplyIngest(b *testing.B, batch func() int) {
 	// The applier's context can end, as the node's does.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	c := openTemp(b)
 	evs := ingestEvents(b.N)
-	rng := rand.New(rand.NewPCG(3, 4))
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu0 := cpuTime(b)
+	cpu0, w0 := testutil.CPUTime(b), testutil.WrittenBytes(b)
 	for i := 0; i < len(evs); {
-		n := 50 + rng.IntN(451)
+		n := batch()
 		if err := c.ApplyBatch(ctx, evs[i:min(i+n, len(evs))]); err != nil {
 			b.Fatal(err)
 		}
 		i += n
 	}
-	cpu := cpuTime(b) - cpu0
+	cpu, written := testutil.CPUTime(b)-cpu0, testutil.WrittenBytes(b)-w0
 	b.StopTimer()
+	b.ReportMetric(float64(written)/1024/float64(b.N), "KiB-written/event")
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "us/event")
 	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us/event")
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
@@ -86,14 +95,4 @@ func BenchmarkApplyIngest(b *testing.B) {
 	if held != b.N {
 		b.Fatalf("catalog holds %d resources, want %d", held, b.N)
 	}
-}
-
-// cpuTime is the CPU time, user and system, the process has used so far:
-// on a shared machine it tells a change's cost better than the wall clock.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatalf("getrusage: %v", err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
