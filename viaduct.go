@@ -94,14 +94,24 @@ type Event struct {
 // eventJSON is Event without its methods, for encoding/json.
 type eventJSON Event
 
-// Encode writes the event as JSON without repeating itself: the upstream
+// eventWire is an event as the queue writes it: upstreamAsCopy says that
+// the upstream change's hash, length and type, left out, are the copy's:
+// its md5 and sha-256 in that order, its length and its type.
+type eventWire struct {
+	*eventJSON
+	UpstreamAsCopy bool `json:"upstream_as_copy,omitempty"`
+}
+
+// Encode writes the event as JSON without repeating itself. The upstream
 // change leaves out its source, collection, URI and op where they equal
-// the event's, and the document it was read from and the blob a Dump
-// brought, which only the harvester and the fetch worker use. EVENTS
-// holds every event for as long as it is kept, and JetStream holds its
-// newest blocks in memory: the repeated fields were a fifth of an event.
-// The queue encodes events with Encode rather than json.Marshal, which
-// would check and compact MarshalJSON's output once more.
+// the event's; its hash, length and type where they are exactly the
+// copy's, as when a Source states both digests; and the document it was
+// read from and the blob a Dump brought, which only the harvester and the
+// fetch worker use. EVENTS holds every event for as long as it is kept,
+// and JetStream holds its newest blocks in memory: the repetitions were
+// two fifths of an event. The queue encodes events with Encode rather
+// than json.Marshal, which would check and compact MarshalJSON's output
+// once more.
 func (e *Event) Encode() ([]byte, error) {
 	c := *e
 	up := &c.Upstream
@@ -118,7 +128,22 @@ func (e *Event) Encode() ([]byte, error) {
 		up.Op = ""
 	}
 	up.Doc, up.Blob = "", nil
-	return json.Marshal((*eventJSON)(&c))
+	w := eventWire{eventJSON: (*eventJSON)(&c)}
+	if c.upstreamIsCopy() {
+		up.Hash, up.Length, up.Type = nil, nil, ""
+		w.UpstreamAsCopy = true
+	}
+	return json.Marshal(w)
+}
+
+// upstreamIsCopy reports whether the upstream change states exactly the
+// copy's hash (md5, then sha-256), length and type.
+func (e *Event) upstreamIsCopy() bool {
+	up := &e.Upstream
+	return e.MD5 != "" && e.SHA256 != "" && len(up.Hash) == 2 &&
+		up.Hash[0] == resourcesync.Hash{Alg: resourcesync.MD5, Value: e.MD5} &&
+		up.Hash[1] == resourcesync.Hash{Alg: resourcesync.SHA256, Value: e.SHA256} &&
+		up.Length != nil && *up.Length == e.Length && up.Type == e.Type
 }
 
 // MarshalJSON is Encode, for encoding/json.
@@ -132,7 +157,8 @@ func (e *Event) UnmarshalJSON(b []byte) error { return e.Decode(b) }
 // than json.Unmarshal, which would check the input once more.
 func (e *Event) Decode(b []byte) error {
 	*e = Event{}
-	if err := json.Unmarshal(b, (*eventJSON)(e)); err != nil {
+	w := eventWire{eventJSON: (*eventJSON)(e)}
+	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
 	up := &e.Upstream
@@ -147,6 +173,11 @@ func (e *Event) Decode(b []byte) error {
 	}
 	if up.Op == "" {
 		up.Op = e.Op
+	}
+	if w.UpstreamAsCopy {
+		n := e.Length
+		up.Hash = resourcesync.Hashes{{Alg: resourcesync.MD5, Value: e.MD5}, {Alg: resourcesync.SHA256, Value: e.SHA256}}
+		up.Length, up.Type = &n, e.Type
 	}
 	return nil
 }

@@ -106,3 +106,53 @@ func TestEventJSON(t *testing.T) {
 		t.Errorf("whole event read back as\n%+v\nwant\n%+v", got, want)
 	}
 }
+
+// An upstream change that states exactly the copy's digests, length and
+// type is written as a flag, and reads back as it was; one that differs
+// in any of them, or leaves any out, is written whole.
+func TestEventJSONUpstreamAsCopy(t *testing.T) {
+	const md5, sha = "1955cb7393c1d3c0b9f9184ba2501972", "a64930daaf000d69ff874913a191660bdf1932389378c13f2ce53ae54cf40c14"
+	n, other := int64(1024), int64(1023)
+	both := resourcesync.Hashes{{Alg: resourcesync.MD5, Value: md5}, {Alg: resourcesync.SHA256, Value: sha}}
+	event := func(edit func(up *Change)) Event {
+		l := n
+		up := Change{Source: "s", Collection: "c", URI: "http://example.com/r", Op: resourcesync.Created,
+			Time: time.Date(2026, 11, 8, 13, 32, 55, 0, time.UTC), Hash: append(resourcesync.Hashes(nil), both...),
+			Length: &l, Type: "application/pdf"}
+		edit(&up)
+		return Event{Source: "s", Collection: "c", URI: up.URI, Op: resourcesync.Created, SHA256: sha, MD5: md5,
+			Length: n, Type: "application/pdf", Upstream: up}
+	}
+	for _, c := range []struct {
+		name   string
+		edit   func(up *Change)
+		asCopy bool
+	}{
+		{"the copy's", func(*Change) {}, true},
+		{"no length stated", func(up *Change) { up.Length = nil }, false},
+		{"another length", func(up *Change) { up.Length = &other }, false},
+		{"md5 only", func(up *Change) { up.Hash = up.Hash[:1] }, false},
+		{"digests in the other order", func(up *Change) { up.Hash[0], up.Hash[1] = up.Hash[1], up.Hash[0] }, false},
+		{"no type stated", func(up *Change) { up.Type = "" }, false},
+		{"no hash stated", func(up *Change) { up.Hash = nil }, false},
+	} {
+		ev := event(c.edit)
+		b, err := ev.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(string(b), `"upstream_as_copy":true`); got != c.asCopy {
+			t.Errorf("%s: written as the copy: %v, want %v: %s", c.name, got, c.asCopy, b)
+		}
+		if c.asCopy && strings.Count(string(b), sha) != 1 {
+			t.Errorf("%s: the sha-256 written %d times: %s", c.name, strings.Count(string(b), sha), b)
+		}
+		var got Event
+		if err := got.Decode(b); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if !reflect.DeepEqual(got, ev) {
+			t.Errorf("%s: read back as\n%+v\nwant\n%+v", c.name, got, ev)
+		}
+	}
+}
