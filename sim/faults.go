@@ -2,6 +2,8 @@ package sim
 
 import (
 	"path"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -163,6 +165,11 @@ func (s *Source) Requests() map[string]int {
 	for k, v := range s.requests {
 		m[k] = v
 	}
+	for id, n := range s.resRequests {
+		if n > 0 {
+			m[resPathPrefix+strconv.Itoa(id)] = int(n)
+		}
+	}
 	return m
 }
 
@@ -170,11 +177,43 @@ func (s *Source) Requests() map[string]int {
 func (s *Source) ResetRequests() {
 	s.reqMu.Lock()
 	s.requests = map[string]int{}
+	s.resRequests = nil
 	s.reqMu.Unlock()
 }
 
+// countRequest counts a request for p. A bitstream's count is kept by its
+// id rather than under its path: a Source of millions of resources would
+// otherwise hold a map entry, path and all, for each one fetched.
 func (s *Source) countRequest(p string) {
 	s.reqMu.Lock()
+	defer s.reqMu.Unlock()
+	if id, ok := resourceID(p); ok {
+		if id >= len(s.resRequests) {
+			s.resRequests = append(s.resRequests, make([]uint32, id+1-len(s.resRequests))...)
+		}
+		s.resRequests[id]++
+		return
+	}
 	s.requests[p]++
-	s.reqMu.Unlock()
 }
+
+// resPathPrefix starts the path of every bitstream: /res/<id>.
+const resPathPrefix = "/res/"
+
+// resourceID is the id in a bitstream path written as the Source writes
+// it (no sign, no leading zeros), within the ids a count is kept for.
+func resourceID(p string) (int, bool) {
+	text, ok := strings.CutPrefix(p, resPathPrefix)
+	if !ok {
+		return 0, false
+	}
+	id, err := strconv.Atoi(text)
+	if err != nil || id < 1 || id > maxCountedID || strconv.Itoa(id) != text {
+		return 0, false
+	}
+	return id, true
+}
+
+// maxCountedID bounds the ids counted by id, so that a request for a
+// huge id cannot make the count slice huge; others count by path.
+const maxCountedID = 1 << 26

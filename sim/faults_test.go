@@ -49,6 +49,30 @@ func TestFaultStatus(t *testing.T) {
 	}
 }
 
+// TestRequestCounts: bitstreams are counted by id, any other path (one
+// that only looks like a bitstream's included) by path, and Requests
+// reports both under the path that was asked for.
+func TestRequestCounts(t *testing.T) {
+	src, base := serve(t, Config{Resources: 3})
+	for _, p := range []string{"/res/2", "/res/2", "/res/3", "/res/02", "/res/x", "/res/99999999999", PathResourceList} {
+		get(t, base+p)
+	}
+	want := map[string]int{"/res/2": 2, "/res/3": 1, "/res/02": 1, "/res/x": 1, "/res/99999999999": 1, PathResourceList: 1}
+	got := src.Requests()
+	for p, n := range want {
+		if got[p] != n {
+			t.Errorf("%s: %d requests counted, want %d", p, got[p], n)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("counted %v, want %v", got, want)
+	}
+	src.ResetRequests()
+	if got := src.Requests(); len(got) != 0 {
+		t.Errorf("after ResetRequests: %v", got)
+	}
+}
+
 // TestFaultDeclared checks that wrong hashes and lengths are declared in
 // both lists while the bitstream stays right.
 func TestFaultDeclared(t *testing.T) {

@@ -43,6 +43,8 @@ type Source struct {
 
 	reqMu    sync.Mutex
 	requests map[string]int
+	// resRequests counts the requests of bitstream paths by id.
+	resRequests []uint32
 }
 
 // resource is all the Source keeps of one resource: its bytes follow from
