@@ -17,6 +17,35 @@ type baselineRun struct {
 	seen    *uriSet
 	at      time.Time
 	emitted int
+	// nothingHeld is true when the collection held no resources as the
+	// baseline began: every entry is then a creation, and the catalog is
+	// not asked about each (see heldNothing).
+	nothingHeld bool
+}
+
+// heldCounter is a Held that counts a collection's resources.
+type heldCounter interface {
+	CountResources(ctx context.Context, collection string) (n int, bytes int64, err error)
+}
+
+// heldNothing reports whether the Source's collection holds no resources,
+// so that a first baseline, often of millions, skips one catalog lookup
+// per entry. Entries it then calls creations may meet a resource that
+// arrived meanwhile (a push, the same URI listed twice); the fetch worker
+// finds it in the catalog and the catalog records what it applies, as for
+// any change that crossed another. A Held that cannot count, or a count
+// that fails, means looking up every entry, as before.
+func (p *pass) heldNothing(ctx context.Context) bool {
+	hc, ok := p.h.deps.Held.(heldCounter)
+	if !ok {
+		return false
+	}
+	n, _, err := hc.CountResources(ctx, p.src.Collection)
+	if err != nil {
+		p.log.Warn("counting the collection's resources failed; comparing every entry", "err", err)
+		return false
+	}
+	return n == 0
 }
 
 func (b *baselineRun) noteAt(t time.Time) {
@@ -32,7 +61,7 @@ func (b *baselineRun) noteAt(t time.Time) {
 // When the Source offers Change Lists, the change cursor becomes the
 // list's at: changes from then on are what remains to process.
 func (p *pass) baseline(ctx context.Context, uri string, hasChangeList bool) error {
-	b := &baselineRun{seen: newURISet()}
+	b := &baselineRun{seen: newURISet(), nothingHeld: p.heldNothing(ctx)}
 	bad := p.badEntries
 	d, err := p.open(ctx, uri, validators{})
 	if err != nil {
@@ -135,7 +164,7 @@ func (p *pass) baselineList(ctx context.Context, d *document, b *baselineRun) er
 			continue
 		}
 		b.seen.add(e.Loc)
-		op, err := p.compare(ctx, e)
+		op, err := p.compare(ctx, b, e)
 		if err != nil {
 			return err
 		}
@@ -157,7 +186,10 @@ func (p *pass) baselineList(ctx context.Context, d *document, b *baselineRun) er
 
 // compare says what a baseline entry means given what the aggregator
 // holds: created, updated, or "" when nothing differs.
-func (p *pass) compare(ctx context.Context, e *resourcesync.Entry) (string, error) {
+func (p *pass) compare(ctx context.Context, b *baselineRun, e *resourcesync.Entry) (string, error) {
+	if b.nothingHeld {
+		return resourcesync.Created, nil
+	}
 	r, found, err := p.h.deps.Held.Lookup(ctx, p.src.Collection, e.Loc)
 	if err != nil {
 		p.h.m.errors.WithLabelValues(p.src.Name, kindCatalog).Inc()

@@ -15,7 +15,7 @@ import (
 // fails the baseline; the packages before it stay queued, which is as
 // harmless as a baseline interrupted by a crash.
 func (p *pass) dumpBaseline(ctx context.Context, uri string, hasChanges bool) error {
-	b := &baselineRun{seen: newURISet()}
+	b := &baselineRun{seen: newURISet(), nothingHeld: p.heldNothing(ctx)}
 	bad := p.badEntries
 	pkgs, err := p.dumpParts(ctx, uri, resourcesync.KindResourceDump, resourcesync.KindResourceDumpIndex, b)
 	if err != nil {
@@ -95,7 +95,7 @@ func (p *pass) baselinePackage(ctx context.Context, uri string, b *baselineRun) 
 			return nil
 		}
 		listed = append(listed, e.Loc)
-		op, err := p.compare(ctx, e)
+		op, err := p.compare(ctx, b, e)
 		if err != nil || op == "" {
 			return err
 		}
