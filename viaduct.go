@@ -94,7 +94,7 @@ type Event struct {
 // eventJSON is Event without its methods, for encoding/json.
 type eventJSON Event
 
-// eventWire is an event as the queue writes it: upstreamAsCopy says that
+// eventWire is an event as the queue writes it: upstream_as_copy says that
 // the upstream change's hash, length and type, left out, are the copy's:
 // its md5 and sha-256 in that order, its length and its type.
 type eventWire struct {

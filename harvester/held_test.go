@@ -26,7 +26,7 @@ func (l *lookupCounter) Lookup(ctx context.Context, collection, uri string) (sql
 // TestFirstBaselineSkipsLookups: a baseline into a collection that holds
 // nothing queues a creation for every entry without asking the catalog
 // about each; once the collection holds resources, every entry is
-// compared, and an unchanged Source queues nothing.
+// compared again and only what changed is queued.
 func TestFirstBaselineSkipsLookups(t *testing.T) {
 	e := newEnv(t)
 	// No Change Lists: every pass is a baseline.

@@ -26,10 +26,10 @@ const (
 // baseline: from Start to the catalog holding every resource, through the
 // harvester, CHANGES, the fetch workers, the blob store, EVENTS and the
 // applier. It reports resources per second, the CPU time the process
-// spent per resource, the time the harvester took to queue the baseline,
-// and the process's peak resident memory (VmHWM, reset
-// before each sub-benchmark where the kernel allows; the MinIO server is
-// another process and not counted).
+// spent and the bytes it wrote to storage per resource, the time the
+// harvester took to queue the baseline, and the process's peak resident
+// memory (VmHWM, reset before each sub-benchmark where the kernel allows;
+// the MinIO server is another process and not counted).
 //
 //	go test -run '^$' -bench BaselineIngest -benchtime 1x ./node
 func BenchmarkBaselineIngest(b *testing.B) {

@@ -18,7 +18,12 @@
 // Source and collection names become one subject token through
 // EncodeToken, which is reversible; the payload also carries them.
 //
-// Messages are JSON. Their Nats-Msg-Id is the message's MsgID, so a change
+// Messages are JSON: a change as viaduct.Change encodes it, an event as
+// viaduct.Event.Encode writes it, leaving out what the event's upstream
+// change repeats of the event; hashes are strings in the form of a
+// document's hash attribute, "md5:… sha-256:…". Messages written before
+// either form (hashes as arrays of objects, events written whole) still
+// decode. Their Nats-Msg-Id is the message's MsgID, so a change
 // or event published twice within the duplicate window is stored once and
 // the repeat gets the original's sequence. Trace context travels in the
 // message headers (W3C traceparent by default).
