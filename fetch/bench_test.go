@@ -14,11 +14,11 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/internal/testutil"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 	"github.com/viaduct-mirror/viaduct/storage/sqlite"
@@ -118,7 +118,7 @@ func BenchmarkBaseline(b *testing.B) {
 				runtime.GC()
 				var ms0, ms1 runtime.MemStats
 				runtime.ReadMemStats(&ms0)
-				user0, sys0 := cpuTime()
+				user0, sys0 := testutil.CPUTimes(b)
 				start := time.Now()
 				b.StartTimer()
 				go func() { done <- p.Run(context.Background()) }()
@@ -127,7 +127,7 @@ func BenchmarkBaseline(b *testing.B) {
 				})
 				b.StopTimer()
 				elapsed += time.Since(start)
-				user1, sys1 := cpuTime()
+				user1, sys1 := testutil.CPUTimes(b)
 				user, sys = user+user1-user0, sys+sys1-sys0
 				runtime.ReadMemStats(&ms1)
 				mallocs += ms1.Mallocs - ms0.Mallocs
@@ -153,14 +153,4 @@ func BenchmarkBaseline(b *testing.B) {
 			b.ReportMetric(float64(bytes)/total, "B/resource")
 		})
 	}
-}
-
-// cpuTime is the CPU time the process has used so far: user and
-// system (kernel) time.
-func cpuTime() (user, sys time.Duration) {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0, 0
-	}
-	return time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano())
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/internal/testutil"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 )
@@ -44,7 +45,7 @@ func BenchmarkSQLite(b *testing.B) {
 		ctx := context.Background()
 		b.ReportAllocs()
 		var bytes int64
-		cpu := cpuTime()
+		cpu := testutil.CPUTime(b)
 		for b.Loop() {
 			b.StopTimer()
 			seq, err := cat.LastApplied(ctx)
@@ -65,7 +66,7 @@ func BenchmarkSQLite(b *testing.B) {
 		serveAll(b, h, "/alpha/resourcelist.xml")
 		b.ReportAllocs()
 		var bytes int64
-		cpu := cpuTime()
+		cpu := testutil.CPUTime(b)
 		for b.Loop() {
 			bytes += serveAll(b, h, "/alpha/resourcelist.xml")
 		}
@@ -75,7 +76,7 @@ func BenchmarkSQLite(b *testing.B) {
 		path := "/alpha/changelist/" + srv.periodStart(base).Format(periodLayout) + ".xml"
 		b.ReportAllocs()
 		var bytes int64
-		cpu := cpuTime()
+		cpu := testutil.CPUTime(b)
 		for b.Loop() {
 			bytes += serve(b, h, path, nil)
 		}
@@ -143,11 +144,11 @@ func fillSQLite(b *testing.B, cat *sqlite.Catalog, n int) {
 }
 
 // reportServe reports entries/s by wall time, CPU µs per entry (the
-// process's CPU time since cpu, see cpuTime), MB/s and the heap in use
+// process's CPU time since cpu, see testutil.CPUTime), MB/s and the heap in use
 // after a run.
 func reportServe(b *testing.B, n int, bytes int64, cpu time.Duration) {
 	b.StopTimer()
-	used := cpuTime() - cpu
+	used := testutil.CPUTime(b) - cpu
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "entries/s")

@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/viaduct-mirror/viaduct/internal/testutil"
 )
 
 // benchEntries makes n entries like a real list's: a URI, a lastmod, and an
@@ -71,7 +72,7 @@ func benchRead(b *testing.B, n int, change bool) {
 	doc := benchDocument(b, n, change)
 	b.ReportAllocs()
 	b.SetBytes(int64(len(doc)))
-	cpu := startCPU()
+	cpu := startCPU(b)
 	for b.Loop() {
 		r, err := NewReader(bytes.NewReader(doc), Limits{})
 		if err != nil {
@@ -101,7 +102,7 @@ func benchWrite(b *testing.B, n int, change bool) {
 	size := len(benchDocument(b, n, change))
 	b.ReportAllocs()
 	b.SetBytes(int64(size))
-	cpu := startCPU()
+	cpu := startCPU(b)
 	for b.Loop() {
 		w, err := NewWriter(io.Discard, h)
 		if err != nil {
@@ -128,18 +129,10 @@ type cpuClock struct {
 	alloc uint64
 }
 
-func startCPU() cpuClock {
+func startCPU(b *testing.B) cpuClock {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	return cpuClock{cpuTime(), m.TotalAlloc}
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return cpuClock{testutil.CPUTime(b), m.TotalAlloc}
 }
 
 // reportRates adds the figures the targets are stated in: entries/s and
@@ -148,7 +141,7 @@ func cpuTime() time.Duration {
 func reportRates(b *testing.B, n, size int, c cpuClock) {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	cpu := (cpuTime() - c.cpu).Seconds()
+	cpu := (testutil.CPUTime(b) - c.cpu).Seconds()
 	total := float64(n) * float64(b.N)
 	if sec := b.Elapsed().Seconds(); sec > 0 {
 		b.ReportMetric(total/sec, "entries/s")
@@ -177,7 +170,7 @@ func BenchmarkReadRawTokenOnly(b *testing.B) {
 	doc := benchDocument(b, 50_000, false)
 	b.ReportAllocs()
 	b.SetBytes(int64(len(doc)))
-	cpu := startCPU()
+	cpu := startCPU(b)
 	for b.Loop() {
 		d := xml.NewDecoder(bufio.NewReader(bytes.NewReader(doc)))
 		for {

@@ -13,11 +13,17 @@ import (
 // On a shared machine a benchmark's CPU time per operation tells a
 // change's cost better than the wall clock.
 func CPUTime(b testing.TB) time.Duration {
+	user, sys := CPUTimes(b)
+	return user + sys
+}
+
+// CPUTimes is CPUTime in its two parts: user and system (kernel) time.
+func CPUTimes(b testing.TB) (user, sys time.Duration) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		b.Fatalf("getrusage: %v", err)
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano())
 }
 
 // WrittenBytes is how many bytes the process has caused to be written to

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/viaduct-mirror/viaduct/internal/testutil"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 )
 
@@ -40,7 +40,7 @@ func BenchmarkReadPackage(b *testing.B) {
 	buf := make([]byte, 32<<10)
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu0 := cpuTime()
+	cpu0 := testutil.CPUTime(b)
 	for range b.N {
 		p, err := Open(path, Options{})
 		if err != nil {
@@ -58,21 +58,11 @@ func BenchmarkReadPackage(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	if cpu := (cpuTime() - cpu0).Seconds(); cpu > 0 {
+	if cpu := (testutil.CPUTime(b) - cpu0).Seconds(); cpu > 0 {
 		b.ReportMetric(float64(n*b.N)/cpu, "entries/cpu-s")
 		b.ReportMetric(float64(n*size*b.N)/cpu/1e6, "MB/cpu-s")
 	}
 	sec := b.Elapsed().Seconds()
 	b.ReportMetric(float64(n*b.N)/sec, "entries/s")
 	b.ReportMetric(float64(n*size*b.N)/sec/1e6, "MB/s")
-}
-
-// cpuTime is the process's CPU time: on a busy machine wall time measures
-// the neighbours as much as the code.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

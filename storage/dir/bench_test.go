@@ -7,9 +7,10 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/viaduct-mirror/viaduct/internal/testutil"
 )
 
 // BenchmarkCommitParallel commits distinct 1 KiB blobs from several
@@ -41,7 +42,7 @@ func BenchmarkCommitParallel(b *testing.B) {
 			var next atomic.Uint64
 			b.SetParallelism(per)
 			b.ReportAllocs()
-			user0, sys0 := cpuTime()
+			user0, sys0 := testutil.CPUTimes(b)
 			start := time.Now()
 			b.RunParallel(func(pb *testing.PB) {
 				data := make([]byte, 1024)
@@ -63,7 +64,7 @@ func BenchmarkCommitParallel(b *testing.B) {
 				}
 			})
 			elapsed := time.Since(start)
-			user1, sys1 := cpuTime()
+			user1, sys1 := testutil.CPUTimes(b)
 			user, sys := user1-user0, sys1-sys0
 			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "blobs/s")
 			b.ReportMetric(float64(s.group.mark())/float64(b.N), "rounds/blob")
@@ -72,14 +73,4 @@ func BenchmarkCommitParallel(b *testing.B) {
 			b.ReportMetric(float64(sys.Microseconds())/float64(b.N), "sys-us/blob")
 		})
 	}
-}
-
-// cpuTime is the CPU time the process has used so far: user and
-// system (kernel) time.
-func cpuTime() (user, sys time.Duration) {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0, 0
-	}
-	return time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano())
 }
