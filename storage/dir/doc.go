@@ -17,8 +17,9 @@
 // under a stream of commits a round costs about the same for one blob as
 // for a hundred, so spacing them gives fewer, larger rounds and keeps the
 // device from flushing back to back. A lone commit on an idle store starts
-// its round at once, so grouping costs it nothing. On Linux 5.8 and later a round is one syncfs(2) of the file
-// system holding the store, elsewhere a sync of each directory gathered.
+// its round at once, so grouping costs it nothing. On Linux 5.8 and later
+// a round is one syncfs(2) of the file system holding the store,
+// elsewhere a sync of each directory gathered.
 //
 // The steps of a commit, and why each is enough:
 //
@@ -39,9 +40,9 @@
 //  3. The fan-out directories are created if missing, without a sync,
 //     and the file is linked under its key. The store remembers the
 //     fan-out directories it found or made (at most 256, or 65,536 with
-//     two levels), so a commit
-//     into a known one does not ask the file system again; one removed
-//     under the store is made again when a link into it fails.
+//     two levels), so a commit into a known one does not ask the file
+//     system again; one removed under the store is made again when a
+//     link into it fails.
 //  4. The new entries are made durable by a second round: with syncfs,
 //     the whole file system again; otherwise the blob's directory and,
 //     the first time this process links into it, every directory up to

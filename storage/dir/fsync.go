@@ -12,7 +12,8 @@ import (
 
 // fanOut remembers which fan-out directories (root/ab, or root/ab/cd in
 // a two-level store) this process has made durable: the entries naming
-// their path up to the root have been synced. Until then a blob linked into one also syncs its parents.
+// their path up to the root have been synced. Until then a blob linked
+// into one also syncs its parents.
 // A directory found on disk at start is not trusted: it may have been
 // made by a process that stopped before syncing it.
 //

@@ -183,9 +183,9 @@ func (s *Store) syncEntry(mark uint64, key, dir string) error {
 		return s.group.wait(mark, dir)
 	}
 	dirs := []string{dir}
-	for d := dir; d != s.root; {
+	for d := dir; len(dirs) <= s.depth; {
 		d = filepath.Dir(d)
-		dirs = append(dirs, d)
+		dirs = append(dirs, d) // up to the root, depth levels above dir
 	}
 	if err := s.group.wait(mark, dirs...); err != nil {
 		return err
