@@ -3,6 +3,7 @@ package sqlite
 import (
 	"database/sql"
 	"fmt"
+	"strings"
 )
 
 // chunkSizes are the numbers of rows of the multi-row statements a batch
@@ -13,15 +14,19 @@ var chunkSizes = [...]int{64, 16, 4, 1}
 // chunkStmts is one multi-row statement per entry of chunkSizes.
 type chunkStmts [len(chunkSizes)]*sql.Stmt
 
-// Columns of the multi-row writes, and the number of each.
+// Columns of the multi-row writes, and the number of each (a row's
+// arguments are appended in this order by flush and by the effects).
 const (
 	resCols = `collection, uri, source, deleted, sha256, md5, length, type,
 		changed, seq, origin, up_time, up_modified, up_hash, up_length, up_type, links, hops,
 		copy_pack, up_pack, est, est_refs, up_order`
-	resColCount = 23
-	logCols     = `seq, collection, uri, op, at, received, sha256, md5, length, type,
+	logCols = `seq, collection, uri, op, at, received, sha256, md5, length, type,
 		source, up_op, up_time, up_modified, up_hash, up_length, up_type, links, pack`
-	logColCount = 19
+)
+
+var (
+	resColCount = strings.Count(resCols, ",") + 1
+	logColCount = strings.Count(logCols, ",") + 1
 )
 
 // resUpsertSQL writes n whole resource rows, new or not.
