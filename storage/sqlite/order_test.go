@@ -225,8 +225,8 @@ func checkHeldOnly(t *testing.T, c *Catalog, held string) {
 			t.Errorf("change log lists %s %s", ch.Op, ch.URI)
 		}
 	}
-	if n, _, err := c.CutResources(ctx, "c", "", 100, 1, 1<<20); err != nil || n != 1 {
-		t.Errorf("CutResources = %d, %v; want 1", n, err)
+	if n, _, err := cutResources(ctx, c, "c", "", 100, 1, 1<<20); err != nil || n != 1 {
+		t.Errorf("cutResources = %d, %v; want 1", n, err)
 	}
 	const x = "http://s1/x"
 	if _, err := c.ResourceByOrigin(ctx, "c", x); !errors.Is(err, ErrNotFound) {

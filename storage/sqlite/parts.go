@@ -52,15 +52,6 @@ func (c *Catalog) PlanResources(ctx context.Context, collection string, maxEntri
 	}
 }
 
-// CutResources finds where a Resource List part starting after afterURI
-// ends, as PlanResources would cut it without a guess, reading the sizes
-// the catalog keeps rather than the rows. It returns how many resources it
-// took (0 when none is left) and the URI of the last one.
-func (c *Catalog) CutResources(ctx context.Context, collection, afterURI string, maxEntries int, perRef, budget int64) (entries int, last string, err error) {
-	k := cutter{q: c.reader, collection: collection, maxEntries: maxEntries, perRef: perRef, budget: budget}
-	return k.cut(ctx, afterURI, 0)
-}
-
 // rowQuerier is a pool or a transaction.
 type rowQuerier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row

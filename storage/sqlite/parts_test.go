@@ -113,12 +113,12 @@ func TestPlanResources(t *testing.T) {
 		if gotSeq != seq {
 			t.Errorf("PlanResources: seq %d, want %d", gotSeq, seq)
 		}
-		// CutResources, part by part without a guess, agrees.
+		// cutResources, part by part without a guess, agrees.
 		after := ""
 		for i, w := range want {
-			n, last, err := c.CutResources(ctx, "c", after, tc.maxEntries, tc.perRef, tc.budget)
+			n, last, err := cutResources(ctx, c, "c", after, tc.maxEntries, tc.perRef, tc.budget)
 			if err != nil || n != w.Entries || last != w.Last {
-				t.Fatalf("CutResources part %d = %d, %s, %v; want %d, %s", i+1, n, last, err, w.Entries, w.Last)
+				t.Fatalf("cutResources part %d = %d, %s, %v; want %d, %s", i+1, n, last, err, w.Entries, w.Last)
 			}
 			after = last
 		}
@@ -131,4 +131,11 @@ func TestPlanResources(t *testing.T) {
 	if err != nil || got != seq+1 || cuts[len(cuts)-1].Last != "http://s1/zzz" {
 		t.Errorf("PlanResources after a change: seq %d, %v; want %d, ending at the new resource", got, err, seq+1)
 	}
+}
+
+// cutResources cuts the part after afterURI as PlanResources would without
+// a guess, one part at a time: the plain walk the guesses must agree with.
+func cutResources(ctx context.Context, c *Catalog, collection, afterURI string, maxEntries int, perRef, budget int64) (int, string, error) {
+	k := cutter{q: c.reader, collection: collection, maxEntries: maxEntries, perRef: perRef, budget: budget}
+	return k.cut(ctx, afterURI, 0)
 }
