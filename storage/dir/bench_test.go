@@ -1,7 +1,6 @@
 package dir
 
 import (
-	"context"
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/viaduct-mirror/viaduct/internal/testutil"
+	"github.com/viaduct-mirror/viaduct/storage/storagetest"
 )
 
 // BenchmarkCommitParallel commits distinct 1 KiB blobs from several
@@ -47,20 +47,10 @@ func BenchmarkCommitParallel(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				data := make([]byte, 1024)
 				rand.NewChaCha8([32]byte{byte(salt)}).Read(data)
-				ctx := context.Background()
 				for pb.Next() {
 					binary.LittleEndian.PutUint64(data, salt)
 					binary.LittleEndian.PutUint64(data[8:], next.Add(1))
-					w, err := s.Create(ctx)
-					if err != nil {
-						b.Fatalf("Create: %v", err)
-					}
-					if _, err := w.Write(data); err != nil {
-						b.Fatalf("Write: %v", err)
-					}
-					if _, err := w.Commit(ctx); err != nil {
-						b.Fatalf("Commit: %v", err)
-					}
+					storagetest.Put(b, s, data)
 				}
 			})
 			elapsed := time.Since(start)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/viaduct-mirror/viaduct/internal/testutil"
+	"github.com/viaduct-mirror/viaduct/storage/storagetest"
 )
 
 // TestGrouperGroups checks that commits arriving while a round runs are
@@ -101,14 +102,14 @@ func TestCommitSyncsParentsOnce(t *testing.T) {
 		mu.Unlock()
 		return syncDirs(dirs)
 	}, 0)
-	key := putBlob(t, s, "first")
+	key := storagetest.Put(t, s, []byte("first"))
 	dir := filepath.Dir(s.path(key))
 	want := []string{dir, s.Root()} // one level: root/ab
 	if slices.Sort(synced); !slices.Equal(synced, sorted(want)) {
 		t.Errorf("first commit synced %v, want %v", synced, want)
 	}
 	synced = nil
-	putBlob(t, s, "first") // the same blob again: its directory only
+	storagetest.Put(t, s, []byte("first")) // the same blob again: its directory only
 	if !slices.Equal(synced, []string{dir}) {
 		t.Errorf("second commit of the blob synced %v, want %v", synced, []string{dir})
 	}
@@ -126,7 +127,7 @@ func TestCommitWholeFS(t *testing.T) {
 		}
 		t.Skip("no syncfs with error reporting on this system")
 	}
-	putBlob(t, s, "whole")
+	storagetest.Put(t, s, []byte("whole"))
 	if s.group.started != 2 {
 		t.Errorf("commit ran %d sync rounds, want 2", s.group.started)
 	}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/viaduct-mirror/viaduct/storage/storagetest"
 )
 
 // TestLayoutKeptAcrossOpens: a new store records one level and keeps it.
@@ -17,7 +19,7 @@ func TestLayoutKeptAcrossOpens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := putBlob(t, s, "one level")
+	key := storagetest.Put(t, s, []byte("one level"))
 	if data, err := os.ReadFile(filepath.Join(root, key[:2], key)); err != nil || string(data) != "one level" {
 		t.Fatalf("new store: root/ab/key holds %q, %v; want the blob's bytes", data, err)
 	}
@@ -61,7 +63,7 @@ func TestLayoutOfAnOlderStore(t *testing.T) {
 	if info, err := s.Stat(ctx, old); err != nil || info.Size != int64(len("old blob")) {
 		t.Fatalf("older store's blob: %+v, %v", info, err)
 	}
-	key := putBlob(t, s, "new blob")
+	key := storagetest.Put(t, s, []byte("new blob"))
 	if _, err := os.Stat(filepath.Join(root, key[:2], key[2:4], key)); err != nil {
 		t.Errorf("older store: new blob not at root/ab/cd/key: %v", err)
 	}

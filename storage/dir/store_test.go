@@ -25,21 +25,6 @@ func newStore(t *testing.T) *Store {
 	return s
 }
 
-// putBlob stores data and returns its key, failing the test on any error.
-func putBlob(t *testing.T, s *Store, data string) string {
-	t.Helper()
-	w, err := s.Create(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Write([]byte(data))
-	key, err := w.Commit(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return key
-}
-
 func TestSuite(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T) storage.Blobs {
 		s := newStore(t)
@@ -119,7 +104,7 @@ func BenchmarkPut(b *testing.B) {
 // its back, instead of failing the commit.
 func TestFanOutRemovedUnderTheStore(t *testing.T) {
 	s := newStore(t)
-	put := func() string { return putBlob(t, s, "fan-out") }
+	put := func() string { return storagetest.Put(t, s, []byte("fan-out")) }
 	key := put()
 	if !s.fanOut.known(key) {
 		t.Errorf("fan-out directory of %s not remembered after a commit into it", key)

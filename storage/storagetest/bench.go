@@ -1,7 +1,6 @@
 package storagetest
 
 import (
-	"context"
 	"encoding/binary"
 	"math/rand/v2"
 	"testing"
@@ -22,22 +21,12 @@ func BenchmarkPut(b *testing.B, s storage.Blobs) {
 			// A per-run salt keeps keys distinct from earlier runs on the
 			// same store.
 			salt := rand.Uint64()
-			ctx := context.Background()
 			b.SetBytes(int64(size.n))
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
 				binary.LittleEndian.PutUint64(data, salt)
 				binary.LittleEndian.PutUint64(data[8:], uint64(i))
-				w, err := s.Create(ctx)
-				if err != nil {
-					b.Fatalf("Create: %v", err)
-				}
-				if _, err := w.Write(data); err != nil {
-					b.Fatalf("Write: %v", err)
-				}
-				if _, err := w.Commit(ctx); err != nil {
-					b.Fatalf("Commit: %v", err)
-				}
+				Put(b, s, data)
 			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "blobs/s")
 		})

@@ -12,8 +12,9 @@ import (
 	"github.com/viaduct-mirror/viaduct/storage"
 )
 
-// put writes data as one blob and commits it, failing the test on any error.
-func put(t testing.TB, s storage.Blobs, data []byte) string {
+// Put writes data as one blob and commits it, failing the test (or
+// benchmark) on any error. It returns the blob's key.
+func Put(t testing.TB, s storage.Blobs, data []byte) string {
 	t.Helper()
 	ctx := context.Background()
 	w, err := s.Create(ctx)

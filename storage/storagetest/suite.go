@@ -42,7 +42,7 @@ func Run(t *testing.T, newStore func(t *testing.T) storage.Blobs) {
 
 func testRoundTrip(t *testing.T, s storage.Blobs) {
 	data := []byte("a bitstream kept by the aggregator\n")
-	key := put(t, s, data)
+	key := Put(t, s, data)
 	if want := sha256Hex(data); key != want {
 		t.Fatalf("Commit key = %s, want the sha-256 %s", key, want)
 	}
@@ -153,12 +153,12 @@ func testAbortAfterCommit(t *testing.T, s storage.Blobs) {
 func testSameContentTwice(t *testing.T, s storage.Blobs) {
 	ctx := context.Background()
 	data := []byte("the same bytes from two mirrors")
-	k1 := put(t, s, data)
+	k1 := Put(t, s, data)
 	first, err := s.Stat(ctx, k1)
 	if err != nil {
 		t.Fatalf("Stat: %v", err)
 	}
-	k2 := put(t, s, data)
+	k2 := Put(t, s, data)
 	if k1 != k2 {
 		t.Fatalf("same bytes got keys %s and %s", k1, k2)
 	}
@@ -188,7 +188,7 @@ func testNotFound(t *testing.T, s storage.Blobs) {
 }
 
 func testEmpty(t *testing.T, s storage.Blobs) {
-	key := put(t, s, nil)
+	key := Put(t, s, nil)
 	if want := sha256Hex(nil); key != want {
 		t.Fatalf("empty blob key = %s, want %s", key, want)
 	}

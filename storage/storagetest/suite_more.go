@@ -18,7 +18,7 @@ func testSeek(t *testing.T, s storage.Blobs) {
 	for i := range data {
 		data[i] = byte(i % 251)
 	}
-	key := put(t, s, data)
+	key := Put(t, s, data)
 	b, err := s.Open(context.Background(), key)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
@@ -153,8 +153,8 @@ func testDelete(t *testing.T, s storage.Blobs) {
 		t.Fatalf("%T does not implement storage.Deleter", s)
 	}
 	ctx := context.Background()
-	keep := put(t, s, []byte("stays"))
-	gone := put(t, s, []byte("goes"))
+	keep := Put(t, s, []byte("stays"))
+	gone := Put(t, s, []byte("goes"))
 	if err := d.Delete(ctx, gone); err != nil {
 		t.Fatalf("Delete: %v", err)
 	}
@@ -169,7 +169,7 @@ func testDelete(t *testing.T, s storage.Blobs) {
 		t.Errorf("Delete of a malformed key succeeded")
 	}
 	// The same bytes can be stored again after a delete.
-	if k := put(t, s, []byte("goes")); k != gone || string(get(t, s, k)) != "goes" {
+	if k := Put(t, s, []byte("goes")); k != gone || string(get(t, s, k)) != "goes" {
 		t.Errorf("re-storing deleted bytes gave key %s", k)
 	}
 }
