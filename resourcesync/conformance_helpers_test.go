@@ -14,7 +14,7 @@ import (
 
 // specRoot holds every example of the specs as a file; the tests fail, never
 // skip, when it is missing.
-const specRoot = "../../shared/spec"
+const specRoot = "testdata/spec"
 
 // specDirs are the directories of specRoot that hold the examples.
 var specDirs = []string{"examples-1.0", "examples-1.1", "examples-notification"}

@@ -8,7 +8,7 @@ import (
 )
 
 // specDir holds every example of the specs, one file each.
-const specDir = "../../shared/spec"
+const specDir = "testdata/spec"
 
 // noUp is the warning for the walkthrough examples (1 to 8), which leave
 // out the rel="up" link that sections 10 to 13 make mandatory.

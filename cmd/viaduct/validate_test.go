@@ -12,7 +12,7 @@ import (
 )
 
 const (
-	specExamples = "../../../shared/spec/examples-1.0/"
+	specExamples = "../../resourcesync/testdata/spec/examples-1.0/"
 	invalidDir   = "../../resourcesync/testdata/invalid/"
 )
 

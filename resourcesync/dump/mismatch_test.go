@@ -93,7 +93,7 @@ func TestSpecManifests(t *testing.T) {
 			{"ex_23.xml", resourcesync.KindChangeDumpManifest, map[string]int{"changes/res7.html": 4339, "changes/res9.pdf": 38297, "changes/res7-v2.html": 5426}},
 		} {
 			t.Run(dir+"/"+ex.file, func(t *testing.T) {
-				doc, err := os.ReadFile(filepath.Join("../../../shared/spec", dir, ex.file))
+				doc, err := os.ReadFile(filepath.Join("../testdata/spec", dir, ex.file))
 				if err != nil {
 					t.Fatal(err)
 				}
