@@ -3,7 +3,6 @@ package queue
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -50,11 +49,12 @@ func (m *ChangeMsg) sourceName() string {
 }
 
 // deadHeaders builds the headers of a dead letter, keeping the original's
-// own headers (trace context) and dropping its de-duplication id.
+// own headers (trace context) and dropping the server's (its
+// de-duplication id, and the sequence and stream a direct get adds).
 func deadHeaders(orig nats.Header, subject, stream string, seq, delivered uint64, reason string, evidence map[string]string) nats.Header {
 	h := nats.Header{}
 	for k, v := range orig {
-		if k != jetstream.MsgIDHeader {
+		if !isServerHeader(k) {
 			h[k] = v
 		}
 	}
@@ -84,6 +84,12 @@ func (q *Queue) publishDead(ctx context.Context, stream, subject string, seq uin
 	return nil
 }
 
+// isServerHeader reports whether a header belongs to the NATS server or
+// client (Nats-Msg-Id, Nats-Sequence, ...) rather than to the message.
+func isServerHeader(k string) bool {
+	return strings.HasPrefix(k, "Nats-")
+}
+
 // oneLine keeps a reason usable as a header value.
 func oneLine(s string) string {
 	return strings.Map(func(r rune) rune {
@@ -100,37 +106,48 @@ type DeadLetter struct {
 	Seq uint64
 	// At is when it was dead-lettered.
 	At time.Time
-	// Subject is where the message was (changes.<source>).
+	// Subject is where the message was (changes.<source>), and Source the
+	// Source it names.
 	Subject string
+	Source  string
 	// Stream and OrigSeq locate the original message.
 	Stream  string
 	OrigSeq uint64
 	// Delivered is how many times it had been delivered.
 	Delivered uint64
-	Reason    string
-	Evidence  map[string]string
+	// Retries is how many times the change had already been taken out of
+	// DEADLETTER and queued again before it failed this time.
+	Retries  int
+	Reason   string
+	Evidence map[string]string
 	// Payload is the original message body.
 	Payload []byte
+
+	header nats.Header // the original's headers, for a retry
 }
 
 // DeadLetters returns up to limit dead letters, oldest first.
 func (q *Queue) DeadLetters(ctx context.Context, limit int) ([]DeadLetter, error) {
-	info, err := q.dead.Info(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("queue: read %s state: %w", StreamDead, err)
+	return q.ListDeadLetters(ctx, DeadQuery{Limit: limit})
+}
+
+// Kind is the reason's fixed first word, for grouping dead letters: the
+// fetch workers' kinds (mismatch, not_found, forbidden, too_large,
+// truncated, transient, upstream, interrupted), "undecodable" for a
+// message that is not a change, "no_verdict" for one that ran out of
+// deliveries without a worker's verdict, "other" for anything else.
+func (d DeadLetter) Kind() string {
+	switch {
+	case strings.HasPrefix(d.Reason, "decode change"):
+		return "undecodable"
+	case strings.HasPrefix(d.Reason, "no verdict"):
+		return "no_verdict"
 	}
-	var out []DeadLetter
-	for seq := info.State.FirstSeq; seq <= info.State.LastSeq && len(out) < limit && seq > 0; seq++ {
-		raw, err := q.dead.GetMsg(ctx, seq)
-		if errors.Is(err, jetstream.ErrMsgNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("queue: read dead letter %d: %w", seq, err)
-		}
-		out = append(out, parseDeadLetter(raw))
+	word, _, ok := strings.Cut(d.Reason, ":")
+	if !ok || word == "" || strings.IndexFunc(word, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r == '_') }) >= 0 {
+		return "other"
 	}
-	return out, nil
+	return word
 }
 
 func parseDeadLetter(raw *jetstream.RawStreamMsg) DeadLetter {
@@ -142,7 +159,10 @@ func parseDeadLetter(raw *jetstream.RawStreamMsg) DeadLetter {
 		Stream:  h.Get(HeaderStream),
 		Reason:  h.Get(HeaderReason),
 		Payload: raw.Data,
+		header:  h,
 	}
+	d.Source, _ = SubjectName(d.Subject)
+	d.Retries, _ = strconv.Atoi(h.Get(HeaderRetries))
 	d.OrigSeq, _ = strconv.ParseUint(h.Get(HeaderSeq), 10, 64)
 	d.Delivered, _ = strconv.ParseUint(h.Get(HeaderDelivered), 10, 64)
 	if ev := h.Get(HeaderEvidence); ev != "" {

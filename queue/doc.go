@@ -13,7 +13,10 @@
 //     Its sequence is the global order of changes and its timestamp the
 //     change time; every node's applier reads it in order.
 //   - DEADLETTER (limits, dead.changes.<source>): the original payload,
-//     with the reason, evidence and origin in Viaduct-* headers.
+//     with the reason, evidence and origin in Viaduct-* headers. An
+//     operator lists, shows, retries (queues the change again, counting
+//     the retry in Viaduct-Retries) and purges them, one, a Source's or
+//     all (deadletter_ops.go).
 //
 // Source and collection names become one subject token through
 // EncodeToken, which is reversible; the payload also carries them.
