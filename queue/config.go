@@ -63,6 +63,22 @@ type Config struct {
 	DeadMaxAge   time.Duration `yaml:"dead_max_age"`
 	DeadMaxBytes int64         `yaml:"dead_max_bytes"`
 
+	// NodeName names this node in the leases it holds, so that an operator
+	// reading the lease bucket sees who harvests what. Empty means the
+	// host name and a random suffix, different at every start.
+	NodeName string `yaml:"node_name"`
+	// LeaseTTL is how long a node's lease on a Source (and any other
+	// lease, such as the collector's) outlives its last renewal: a node
+	// that dies without releasing loses its Sources after at most this
+	// long. Leases are renewed every third of it.
+	LeaseTTL time.Duration `yaml:"lease_ttl"`
+	// Migrate lets this node change the settings of existing streams,
+	// consumers and buckets on an external cluster to its own. Without it
+	// a difference is logged and the settings found are kept, so that the
+	// last node to start does not silently win; `viaduct migrate` sets it.
+	// The embedded server is always updated: no other node shares it.
+	Migrate bool `yaml:"migrate"`
+
 	// Debug sends the embedded server's notices and debug lines to the
 	// logger; without it only its warnings and errors are logged.
 	Debug bool `yaml:"debug"`
@@ -88,6 +104,7 @@ func Defaults() Config {
 		AckWait:         time.Minute,
 		MaxDeliver:      5,
 		Backoff:         []time.Duration{time.Minute, 5 * time.Minute, 15 * time.Minute, time.Hour},
+		LeaseTTL:        30 * time.Second,
 	}
 }
 
@@ -153,6 +170,12 @@ func (c *Config) Validate() error {
 	}
 	if c.EventsMaxBytes < 0 {
 		bad("events_max_bytes", "must be 0 (no limit) or positive, got %d", c.EventsMaxBytes)
+	}
+	if c.LeaseTTL < 300*time.Millisecond {
+		bad("lease_ttl", "must be at least 300ms, got %s", c.LeaseTTL)
+	}
+	if strings.ContainsAny(c.NodeName, "\r\n") {
+		bad("node_name", "%q must be one line", c.NodeName)
 	}
 	if c.DeadMaxBytes < 0 {
 		bad("dead_max_bytes", "must be 0 (no limit) or positive, got %d", c.DeadMaxBytes)

@@ -31,6 +31,9 @@ type Queue struct {
 	consumer              jetstream.Consumer
 	advisories            *nats.Subscription
 
+	kvMu sync.Mutex
+	kvs  map[string]jetstream.KeyValue // buckets opened, by name
+
 	closed    chan struct{} // closed when the connection is closed
 	closeOnce sync.Once
 	closeErr  error
@@ -49,6 +52,9 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*Queue, error) 
 	m, err := newMetrics(cfg.Registerer)
 	if err != nil {
 		return nil, fmt.Errorf("queue: register metrics: %w", err)
+	}
+	if cfg.NodeName == "" {
+		cfg.NodeName = defaultNodeName()
 	}
 	q := &Queue{cfg: cfg, log: logger, prop: cfg.Propagator, metrics: m, closed: make(chan struct{})}
 	if q.prop == nil {

@@ -2,7 +2,6 @@ package queue
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -80,12 +79,13 @@ func limit(n int64) int64 {
 	return n
 }
 
-// ensureStreams creates or updates the streams and the CHANGES consumer.
+// ensureStreams creates the streams and the CHANGES consumer, or checks
+// the existing ones against this node's settings (see settings.go).
 func (q *Queue) ensureStreams(ctx context.Context) error {
 	for _, sc := range streamConfigs(&q.cfg) {
-		s, err := q.js.CreateOrUpdateStream(ctx, sc)
+		s, err := q.ensureStream(ctx, sc)
 		if err != nil {
-			return fmt.Errorf("queue: create or update stream %s: %w", sc.Name, err)
+			return err
 		}
 		switch sc.Name {
 		case StreamChanges:
@@ -96,10 +96,9 @@ func (q *Queue) ensureStreams(ctx context.Context) error {
 			q.dead = s
 		}
 	}
-	cc := changesConsumer(&q.cfg)
-	c, err := q.js.CreateOrUpdateConsumer(ctx, StreamChanges, cc)
+	c, err := q.ensureConsumer(ctx, changesConsumer(&q.cfg))
 	if err != nil {
-		return fmt.Errorf("queue: create or update consumer %s on %s: %w", cc.Durable, StreamChanges, err)
+		return err
 	}
 	q.consumer = c
 	return nil

@@ -1,0 +1,26 @@
+package queue
+
+import "strings"
+
+// KVKey turns any name into one key of a KV bucket, reversibly for the
+// reader of the bucket: letters, digits, '-' and '_' stay, every other
+// byte becomes =XX, and the empty name becomes a lone "=". Source names
+// are operator labels, with dots and spaces.
+func KVKey(name string) string {
+	if name == "" {
+		return "="
+	}
+	var b strings.Builder
+	const hex = "0123456789ABCDEF"
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if isPlain(c) {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('=')
+		b.WriteByte(hex[c>>4])
+		b.WriteByte(hex[c&15])
+	}
+	return b.String()
+}

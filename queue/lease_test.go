@@ -1,0 +1,199 @@
+package queue_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/viaduct-mirror/viaduct/queue"
+	"github.com/viaduct-mirror/viaduct/queue/queuetest"
+)
+
+// peer opens a second node on the embedded server of q, as a node of a
+// cluster would connect to it.
+func peer(t *testing.T, q *queue.Queue, name string, opts ...func(*queue.Config)) *queue.Queue {
+	t.Helper()
+	cfg := queuetest.Config(t)
+	cfg.URL, cfg.Dir, cfg.NodeName, cfg.LeaseTTL = q.ClientURL(), "", name, q.LeaseTTL()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	p := open(t, cfg)
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+func shortLease(c *queue.Config) { c.LeaseTTL = 600 * time.Millisecond }
+
+// A lease is one node's at a time; released, the next node takes it at
+// once.
+func TestLeaseOneHolderAtATime(t *testing.T) {
+	ctx := ctxTimeout(t, 30*time.Second)
+	srv := queuetest.Start(t, shortLease)
+	a, b := peer(t, srv, "node-a"), peer(t, srv, "node-b")
+
+	la, err := a.Lease(ctx, "example.org repo")
+	if err != nil {
+		t.Fatalf("a takes the lease: %v", err)
+	}
+	if _, err := b.Lease(ctx, "example.org repo"); !errors.Is(err, queue.ErrLeaseHeld) || !strings.Contains(err.Error(), "node-a") {
+		t.Fatalf("b takes a held lease: got %v, want ErrLeaseHeld naming node-a", err)
+	}
+	// Renewals keep it a's well past the TTL.
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for deadline := time.Now().Add(3 * srv.LeaseTTL()); time.Now().Before(deadline); <-tick.C {
+		if _, err := b.Lease(ctx, "example.org repo"); !errors.Is(err, queue.ErrLeaseHeld) {
+			t.Fatalf("b took a renewed lease: %v", err)
+		}
+		if !la.Held() {
+			t.Fatal("a no longer holds its renewed lease")
+		}
+	}
+	if err := la.Release(ctx); err != nil {
+		t.Fatalf("release: %v", err)
+	}
+	lb, err := b.Lease(ctx, "example.org repo")
+	if err != nil {
+		t.Fatalf("b takes a released lease: %v", err)
+	}
+	if la.Held() {
+		t.Fatal("a still believes it holds a lease it released")
+	}
+	if err := lb.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A node that dies without releasing loses its lease after the TTL, and
+// another node takes it; a holder whose lease was taken from it finds out
+// at its next renewal.
+func TestLeaseExpiresWhenTheHolderDies(t *testing.T) {
+	ctx := ctxTimeout(t, 30*time.Second)
+	srv := queuetest.Start(t, shortLease)
+	a, b := peer(t, srv, "node-a"), peer(t, srv, "node-b")
+
+	if _, err := a.Lease(ctx, "gc"); err != nil {
+		t.Fatal(err)
+	}
+	a.Conn().Close() // a dies: no release, no renewal
+	var lb *queue.Lease
+	eventually(t, 20*time.Second, "b to take the dead node's lease", func() bool {
+		l, err := b.Lease(ctx, "gc")
+		if err != nil && !errors.Is(err, queue.ErrLeaseHeld) {
+			t.Fatalf("b takes the lease: %v", err)
+		}
+		lb = l
+		return err == nil
+	})
+
+	// A lease taken from its holder behind its back (here: purged by an
+	// operator) is lost at the holder's next renewal.
+	kv, err := srv.Bucket(ctx, queue.BucketLeases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kv.Purge(ctx, queue.KVKey("gc")); err != nil {
+		t.Fatal(err)
+	}
+	c := peer(t, srv, "node-c")
+	if _, err := c.Lease(ctx, "gc"); err != nil {
+		t.Fatalf("c takes the purged lease: %v", err)
+	}
+	if err := lb.Renew(ctx); !errors.Is(err, queue.ErrLeaseLost) {
+		t.Fatalf("b renews a lease c holds: got %v, want ErrLeaseLost", err)
+	}
+	select {
+	case <-lb.Lost():
+	default:
+		t.Fatal("Lost not closed after a failed renewal")
+	}
+	lctx, cancel := lb.Context(ctx)
+	defer cancel()
+	eventually(t, 5*time.Second, "the lost lease's context to end", func() bool { return errors.Is(context.Cause(lctx), queue.ErrLeaseLost) })
+}
+
+// syncBuffer is a log destination tests read while the queue writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// On a cluster, a node whose settings differ from the streams', consumer's
+// and buckets' it finds logs the difference and keeps them; told to
+// migrate, it applies its own.
+func TestSharedSettingsKeptUnlessMigrating(t *testing.T) {
+	ctx := ctxTimeout(t, 30*time.Second)
+	srv := queuetest.Start(t)
+	if _, err := srv.Bucket(ctx, queue.BucketLeases); err != nil {
+		t.Fatal(err)
+	}
+	var logs syncBuffer
+	cfg := queuetest.Config(t)
+	cfg.URL, cfg.Dir = srv.ClientURL(), ""
+	cfg.DuplicateWindow = 3 * time.Minute
+	cfg.MaxDeliver = 7
+	cfg.LeaseTTL = 45 * time.Second
+	other, err := queue.Open(ctx, cfg, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Bucket(ctx, queue.BucketLeases); err != nil {
+		t.Fatal(err)
+	}
+	other.Close()
+	for _, want := range []string{"stream=EVENTS", "duplicate_window: found 10m0s, this node wants 3m0s", "max_deliver: found 3, this node wants 7", "bucket=viaduct_leases", "ttl 30s, this node wants 45s"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("log does not say %q:\n%s", want, logs.String())
+		}
+	}
+	events, err := srv.JetStream().Stream(ctx, queue.StreamEvents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := events.CachedInfo().Config.Duplicates; got != 10*time.Minute {
+		t.Fatalf("a node without migrate changed EVENTS' duplicate window to %s", got)
+	}
+
+	cfg.Migrate = true
+	m := open(t, cfg)
+	defer m.Close()
+	if _, err := m.Bucket(ctx, queue.BucketLeases); err != nil {
+		t.Fatal(err)
+	}
+	events, err = srv.JetStream().Stream(ctx, queue.StreamEvents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := events.CachedInfo().Config.Duplicates; got != 3*time.Minute {
+		t.Fatalf("migrate left EVENTS' duplicate window at %s", got)
+	}
+	kv, err := srv.JetStream().KeyValue(ctx, queue.BucketLeases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := kv.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.TTL() != 45*time.Second {
+		t.Fatalf("migrate left the lease TTL at %s", st.TTL())
+	}
+}
