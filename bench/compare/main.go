@@ -1,0 +1,128 @@
+// Command compare times viaduct and a reference side by side on the same
+// upstream Source, in alternating rounds, and prints one table of absolute
+// figures and ratios. Every contender is a process of its own, timed from
+// its start to the last resource stored, with its peak resident memory.
+//
+// Contenders:
+//   - viaduct: `viaduct serve` with a fresh data directory, until its
+//     catalog holds -n resources (read from its /metrics);
+//   - resync: the Python reference client, `resync-sync --baseline`, into
+//     a fresh directory;
+//   - copy: `cp -r` of the Source's files and a sync, the plain file copy
+//     a mirror of large bitstreams is measured against;
+//   - s3put: bench/s3put, a plain minio-go PUT loop of the same objects.
+//
+// See bench/README.md for the whole harness.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// options are compare's flags.
+type options struct {
+	Viaduct, Resync, StaticSrc, S3Put string
+	SourceURL, SourceDir              string
+	N                                 int
+	Size                              int64
+	Rounds                            int
+	Contenders                        []string
+	Blobs                             string
+	S3Endpoint, S3Key, S3Secret       string
+	Work                              string
+	Workers                           int
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "compare:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string) error {
+	var o options
+	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	fs.StringVar(&o.Viaduct, "viaduct", "viaduct", "viaduct binary")
+	fs.StringVar(&o.Resync, "resync", "", "directory of the resync 2.0.1 client (holds resync-sync)")
+	fs.StringVar(&o.S3Put, "s3put", "s3put", "bench/s3put binary")
+	fs.StringVar(&o.SourceURL, "source", "http://127.0.0.1:18181/", "the static Source's URL")
+	fs.StringVar(&o.SourceDir, "source-dir", "", "the static Source's directory (for copy and s3put)")
+	fs.IntVar(&o.N, "n", 20000, "resources the Source holds")
+	fs.Int64Var(&o.Size, "size", 1024, "bytes per resource")
+	fs.IntVar(&o.Rounds, "rounds", 2, "rounds; each runs every contender once, in alternating order")
+	with := fs.String("with", "resync,viaduct", "contenders, comma-separated: resync, viaduct, copy, s3put")
+	fs.StringVar(&o.Blobs, "blobs", "dir", "viaduct's blob store: dir or s3")
+	fs.StringVar(&o.S3Endpoint, "s3-endpoint", "", "host:port of the S3 server (plain HTTP)")
+	fs.StringVar(&o.S3Key, "s3-key", os.Getenv("BENCH_S3_KEY"), "S3 access key")
+	fs.StringVar(&o.S3Secret, "s3-secret", os.Getenv("BENCH_S3_SECRET"), "S3 secret key")
+	fs.StringVar(&o.Work, "work", os.TempDir(), "directory for the contenders' output (same disk as the Source for copy)")
+	fs.IntVar(&o.Workers, "workers", 0, "viaduct fetch workers (0: its default)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	o.Contenders = strings.Split(*with, ",")
+	var results []result
+	for round := 1; round <= o.Rounds; round++ {
+		order := o.Contenders
+		if round%2 == 0 {
+			order = reversed(order)
+		}
+		for _, c := range order {
+			r, err := runOne(ctx, o, c, round)
+			if err != nil {
+				return fmt.Errorf("round %d, %s: %w", round, c, err)
+			}
+			fmt.Fprintf(os.Stderr, "round %d %-8s %s\n", round, c, r.summary(o))
+			results = append(results, r)
+		}
+	}
+	printTable(os.Stdout, o, results)
+	return nil
+}
+
+func runOne(ctx context.Context, o options, c string, round int) (result, error) {
+	dir, err := os.MkdirTemp(o.Work, "bench-"+c+"-")
+	if err != nil {
+		return result{}, err
+	}
+	defer os.RemoveAll(dir)
+	r := result{Contender: c, Round: round}
+	switch c {
+	case "viaduct":
+		err = runViaduct(ctx, o, dir, &r)
+	case "resync":
+		err = runResync(ctx, o, dir, &r)
+	case "copy":
+		err = runCopy(ctx, o, dir, &r)
+	case "s3put":
+		err = runS3Put(ctx, o, round, &r)
+	default:
+		err = errors.New("unknown contender")
+	}
+	return r, err
+}
+
+func reversed(s []string) []string {
+	out := make([]string, len(s))
+	for i, v := range s {
+		out[len(s)-1-i] = v
+	}
+	return out
+}
+
+// since is how long ago t was, in seconds.
+func since(t time.Time) float64 { return time.Since(t).Seconds() }

@@ -1,0 +1,90 @@
+// Command staticsrc is the neutral Source of viaduct's benchmarks: a static
+// ResourceSync Source written to a directory once and served by a plain
+// net/http file server in a process of its own, as a Source that publishes
+// its documents as files would serve them. Nothing in it knows viaduct.
+//
+//	staticsrc gen -dir DIR -base http://127.0.0.1:18181 -n 20000 -size 1024
+//	staticsrc serve -dir DIR -listen 127.0.0.1:18181
+//
+// gen writes N bitstreams of SIZE random bytes under DIR/files, a Resource
+// List (an Index with parts past 50,000 entries) declaring each one's
+// length and md5, a Capability List and the Source Description at
+// /.well-known/resourcesync.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "staticsrc:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		return errors.New("usage: staticsrc gen|serve [flags]")
+	}
+	switch args[0] {
+	case "gen":
+		fs := flag.NewFlagSet("gen", flag.ContinueOnError)
+		var g genConfig
+		fs.StringVar(&g.Dir, "dir", "", "directory to write the Source into (created)")
+		fs.StringVar(&g.Base, "base", "http://127.0.0.1:18181", "URL the Source will be served at")
+		fs.IntVar(&g.N, "n", 20000, "number of bitstreams")
+		fs.Int64Var(&g.Size, "size", 1024, "bytes per bitstream")
+		fs.Int64Var(&g.Seed, "seed", 1, "seed of the bitstreams' bytes")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		if g.Dir == "" || fs.NArg() > 0 {
+			return errors.New("gen: -dir is required and takes no arguments")
+		}
+		return generate(g)
+	case "serve":
+		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+		dir := fs.String("dir", "", "directory written by gen")
+		listen := fs.String("listen", "127.0.0.1:18181", "address to serve on")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		if *dir == "" || fs.NArg() > 0 {
+			return errors.New("serve: -dir is required and takes no arguments")
+		}
+		return serve(ctx, *dir, *listen)
+	}
+	return fmt.Errorf("unknown command %q", args[0])
+}
+
+// serve is a plain http.FileServer: what a Source that publishes its
+// documents as static files offers, with nothing tuned for any client.
+func serve(ctx context.Context, dir, listen string) error {
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: http.FileServer(http.Dir(dir)), ReadHeaderTimeout: 10 * time.Second}
+	slog.Info("static Source serving", "dir", dir, "url", "http://"+ln.Addr().String()+"/")
+	go func() {
+		<-ctx.Done()
+		srv.Close()
+	}()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
