@@ -13,8 +13,8 @@ type result struct {
 	Seconds   float64
 	PeakKB    int64
 	// CPU is the process's user and system time, in seconds.
-	CPU float64
-	Stored    int64
+	CPU    float64
+	Stored int64
 	// samples are (seconds since start, resources held) while viaduct ran.
 	samples [][2]float64
 }

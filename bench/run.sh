@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# bench/run.sh: viaduct against the field, measured the way a user meets it.
+#
+#   bench/run.sh small      20,000 x 1 KiB: viaduct and resync-sync, 2 rounds
+#   bench/run.sh large      100,000 x 1 KiB: viaduct and resync-sync, 2 rounds
+#   bench/run.sh big        1,000 x 10 MB: viaduct and a plain file copy, 2 rounds
+#   bench/run.sh s3         20,000 x 1 KiB into MinIO: viaduct and a plain PUT loop
+#   bench/run.sh all        every one of the above
+#
+# Environment: RESYNC (the resync 2.0.1 directory; default ../shared/anchors/
+# resync-2.0.1 beside the checkout), WORK (scratch directory on the disk to
+# measure; default a new one under /var/tmp), ROUNDS (default 2), MINIO (the
+# MinIO server binary; default $(go env GOPATH)/bin/minio).
+# The Source is served by bench/staticsrc in a process of its own; every
+# contender is a process of its own, timed from its start. See bench/README.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+RESYNC=${RESYNC:-$root/../shared/anchors/resync-2.0.1}
+ROUNDS=${ROUNDS:-2}
+MINIO=${MINIO:-$(go env GOPATH)/bin/minio}
+WORK=${WORK:-$(mktemp -d /var/tmp/viaduct-bench.XXXXXX)}
+mkdir -p "$WORK/bin"
+port=18181
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done; }
+trap cleanup EXIT
+
+echo "building into $WORK/bin" >&2
+go build -o "$WORK/bin/viaduct" ./cmd/viaduct
+go build -o "$WORK/bin/staticsrc" ./bench/staticsrc
+go build -o "$WORK/bin/compare" ./bench/compare
+go build -o "$WORK/bin/s3put" ./bench/s3put
+
+# source N SIZE: generates (once) and serves a static Source; sets $src.
+source_up() {
+	local n=$1 size=$2
+	src="$WORK/src-$n-$size"
+	if [ ! -f "$src/.well-known/resourcesync" ]; then
+		echo "generating $n x $size bytes in $src" >&2
+		"$WORK/bin/staticsrc" gen -dir "$src" -base "http://127.0.0.1:$port" -n "$n" -size "$size"
+	fi
+	"$WORK/bin/staticsrc" serve -dir "$src" -listen "127.0.0.1:$port" 2>"$WORK/staticsrc.log" &
+	srcpid=$!
+	pids+=("$srcpid")
+	for _ in $(seq 100); do curl -fs "http://127.0.0.1:$port/.well-known/resourcesync" >/dev/null && return; sleep 0.1; done
+	echo "static Source did not start" >&2
+	exit 1
+}
+source_down() { kill "$srcpid"; wait "$srcpid" 2>/dev/null || true; }
+
+compare() {
+	sync
+	"$WORK/bin/compare" -viaduct "$WORK/bin/viaduct" -resync "$RESYNC" -s3put "$WORK/bin/s3put" \
+		-source "http://127.0.0.1:$port/" -source-dir "$src" -work "$WORK" -rounds "$ROUNDS" "$@"
+}
+
+small() { source_up 20000 1024; compare -n 20000 -size 1024 -with resync,viaduct; source_down; }
+large() { source_up 100000 1024; compare -n 100000 -size 1024 -with resync,viaduct; source_down; }
+big() { source_up 1000 10000000; compare -n 1000 -size 10000000 -with copy,viaduct; source_down; }
+s3() {
+	local data key secret addr
+	data=$(mktemp -d "$WORK/minio.XXXXXX")
+	key=bench$RANDOM
+	secret=$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
+	addr=127.0.0.1:19000
+	MINIO_ROOT_USER=$key MINIO_ROOT_PASSWORD=$secret "$MINIO" server --quiet --address "$addr" --console-address 127.0.0.1:19001 "$data" >"$WORK/minio.log" 2>&1 &
+	pids+=("$!")
+	for _ in $(seq 300); do curl -fs "http://$addr/minio/health/live" >/dev/null && break; sleep 0.1; done
+	source_up 20000 1024
+	BENCH_S3_KEY=$key BENCH_S3_SECRET=$secret compare -n 20000 -size 1024 -with s3put,viaduct -blobs s3 -s3-endpoint "$addr"
+	source_down
+}
+
+case "${1:-small}" in
+small) small ;;
+large) large ;;
+big) big ;;
+s3) s3 ;;
+all) small; large; big; s3 ;;
+*) echo "usage: bench/run.sh small|large|big|s3|all" >&2; exit 2 ;;
+esac
