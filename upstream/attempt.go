@@ -22,7 +22,10 @@ func (c *Client) attempts(ctx context.Context, req *Request, u *url.URL, op stri
 		return &Error{Source: req.Source, URI: uri, Op: op, Status: status, Attempts: attempt, Kind: kind, Err: err}
 	}
 	for attempt := 1; ; attempt++ {
-		release, err := c.core.hosts.acquire(ctx, a)
+		release, err := c.core.hosts.acquire(ctx, a, req.HostWait)
+		if errors.Is(err, errBusy) {
+			return nil, fail(attempt-1, 0, ErrBusy, err)
+		}
 		if err != nil {
 			return nil, fail(attempt-1, 0, ErrTransient, err)
 		}
@@ -97,6 +100,10 @@ func (c *Client) roundTrip(ctx context.Context, req *Request, u *url.URL) (*http
 		hr.Header.Set("If-Modified-Since", req.LastModified)
 	}
 	resp, err := c.core.transport(c.policy.rule).RoundTrip(hr)
+	if err == nil {
+		stalled := func() { c.core.metrics.stalled.WithLabelValues(u.Host).Inc() }
+		resp.Body = watchBody(resp.Body, &c.core.cfg, cancel, stalled)
+	}
 	return resp, cancel, err
 }
 

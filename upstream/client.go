@@ -41,6 +41,10 @@ type Request struct {
 	Accept string
 	// MaxBytes caps the decoded body; 0 means Config.MaxDocumentBytes.
 	MaxBytes int64
+	// HostWait, when positive, bounds the wait for a slot of the host (and
+	// its rate token): past it the request fails with ErrBusy, sending
+	// nothing. 0 waits as long as ctx allows.
+	HostWait time.Duration
 }
 
 // Response is a successful (2xx) or not-modified (304) answer. Its Body

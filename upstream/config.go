@@ -26,6 +26,16 @@ type Config struct {
 	// RequestTimeout bounds one attempt from start to the end of reading its
 	// body, so it must allow for the largest bitstream at a slow rate.
 	RequestTimeout time.Duration `yaml:"request_timeout"`
+	// MinBodyRate and BodyRateWindow fail a body (document or bitstream)
+	// that a Source feeds slower than MinBodyRate bytes per second over a
+	// window of BodyRateWindow spent waiting for it, so that a trickling
+	// Source holds a host slot and a worker for one window, not for the
+	// whole RequestTimeout. The failure is transient: retried as any
+	// other. A window with nothing read at all fails even with a rate of
+	// 0; a BodyRateWindow of 0 turns the check off. Defaults 1024 bytes/s
+	// over 30s.
+	MinBodyRate    int64         `yaml:"min_body_rate"`
+	BodyRateWindow time.Duration `yaml:"body_rate_window"`
 
 	// MaxAttempts is how many times one URI is tried before a transient
 	// failure is returned (1 means no retry).
@@ -91,6 +101,8 @@ func DefaultConfig() Config {
 		ConnectTimeout:        10 * time.Second,
 		ResponseHeaderTimeout: 30 * time.Second,
 		RequestTimeout:        10 * time.Minute,
+		MinBodyRate:           1024,
+		BodyRateWindow:        30 * time.Second,
 		MaxAttempts:           4,
 		BackoffBase:           500 * time.Millisecond,
 		BackoffMax:            30 * time.Second,
@@ -129,6 +141,12 @@ func (c *Config) Validate() error {
 	}
 	if c.BackoffMax < c.BackoffBase {
 		bad("backoff_max", "must not be below backoff_base", c.BackoffMax)
+	}
+	if c.MinBodyRate < 0 {
+		bad("min_body_rate", "must not be negative", c.MinBodyRate)
+	}
+	if c.BodyRateWindow < 0 {
+		bad("body_rate_window", "must not be negative", c.BodyRateWindow)
 	}
 	if c.MaxAttempts < 1 {
 		bad("max_attempts", "must be at least 1", c.MaxAttempts)

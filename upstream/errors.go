@@ -23,6 +23,9 @@ var (
 	// ErrTransient: a network failure, a timeout, 408, 425, 429 or 500,
 	// 502, 503, 504, still failing after every attempt. Worth trying later.
 	ErrTransient = errors.New("transient failure")
+	// ErrBusy: every slot of the host stayed taken for the Request's
+	// HostWait; nothing was sent. Worth trying at once on another turn.
+	ErrBusy = errors.New("host busy")
 	// ErrPermanent: any other failure (4xx, a redirect without Location,
 	// too many redirects, a malformed response). Trying again will not help.
 	ErrPermanent = errors.New("permanent failure")
@@ -41,7 +44,7 @@ type Error struct {
 	// Attempts is how many attempts were made.
 	Attempts int
 	// Kind is one of ErrForbidden, ErrNotFound, ErrTooLarge, ErrTruncated,
-	// ErrTransient, ErrPermanent.
+	// ErrTransient, ErrBusy, ErrPermanent.
 	Kind error
 	Err  error
 }

@@ -2,7 +2,10 @@ package upstream
 
 import (
 	"context"
+	"errors"
+	"net/url"
 	"sync"
+	"time"
 
 	"golang.org/x/time/rate"
 )
@@ -40,18 +43,76 @@ func (h *hosts) get(a Authority) *hostLimit {
 }
 
 // acquire waits for a free slot and a rate token for a, and returns the
-// function that gives the slot back.
-func (h *hosts) acquire(ctx context.Context, a Authority) (release func(), err error) {
+// function that gives the slot back. A positive wait bounds how long it
+// waits for both: past it, acquire fails with ErrBusy and holds nothing, so
+// the caller can turn to another host's work. A wait of 0 waits as long as
+// ctx allows.
+func (h *hosts) acquire(ctx context.Context, a Authority, wait time.Duration) (release func(), err error) {
 	l := h.get(a)
-	select {
-	case l.slots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	var deadline <-chan time.Time
+	if wait > 0 {
+		select {
+		case l.slots <- struct{}{}:
+		default:
+			t := time.NewTimer(wait)
+			defer t.Stop()
+			deadline = t.C
+		}
 	}
-	if err := l.rate.Wait(ctx); err != nil {
+	if deadline != nil || wait <= 0 {
+		select {
+		case l.slots <- struct{}{}:
+		case <-deadline:
+			return nil, errBusy
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	if wait > 0 {
+		r := l.rate.Reserve()
+		if d := r.Delay(); d > wait {
+			r.Cancel()
+			<-l.slots
+			return nil, errBusy
+		} else if d > 0 {
+			t := time.NewTimer(d)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				r.Cancel()
+				<-l.slots
+				return nil, ctx.Err()
+			}
+		}
+	} else if err := l.rate.Wait(ctx); err != nil {
 		<-l.slots
 		return nil, err
 	}
 	var once sync.Once
 	return func() { once.Do(func() { <-l.slots }) }, nil
+}
+
+// errBusy is the cause of an ErrBusy failure.
+var errBusy = errors.New("every slot of the host stayed taken")
+
+// saturated reports whether every slot of a is taken right now.
+func (h *hosts) saturated(a Authority) bool {
+	l := h.get(a)
+	return len(l.slots) == cap(l.slots)
+}
+
+// Saturated reports whether every concurrency slot of uri's host is taken
+// right now, so that a caller with other work can do it first. A URI
+// without an authority is never saturated.
+func (c *Client) Saturated(uri string) bool {
+	u, err := url.Parse(uri)
+	if err != nil {
+		return false
+	}
+	a, err := authorityOf(u)
+	if err != nil {
+		return false
+	}
+	return c.core.hosts.saturated(a)
 }

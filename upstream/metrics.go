@@ -13,6 +13,7 @@ type metrics struct {
 	retries  *prometheus.CounterVec
 	bytes    *prometheus.CounterVec
 	refused  *prometheus.CounterVec
+	stalled  *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -33,11 +34,15 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Namespace: "viaduct", Subsystem: "upstream", Name: "refused_total",
 			Help: "Requests or redirects refused by a Source's policy, by host.",
 		}, []string{"host"}),
+		stalled: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "viaduct", Subsystem: "upstream", Name: "stalled_total",
+			Help: "Bodies failed for arriving below min_body_rate, by host.",
+		}, []string{"host"}),
 	}
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.retries, m.bytes, m.refused} {
+	for _, c := range []prometheus.Collector{m.requests, m.retries, m.bytes, m.refused, m.stalled} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("upstream: register metrics: %w", err)
 		}
