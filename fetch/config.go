@@ -44,6 +44,26 @@ type Config struct {
 	// when the workers are stopped; past it they are interrupted and handed
 	// back to the queue. Default 30s.
 	DrainTimeout time.Duration `yaml:"drain_timeout"`
+
+	// MaxParked is how many changes a node keeps aside, without a worker,
+	// because their host had every slot taken (upstream.per_host_concurrency)
+	// when they came: the workers turn to other Sources' changes meanwhile
+	// and take a parked one as soon as its host has a free slot. One host
+	// may hold a quarter of it. It must stay well under the CHANGES
+	// consumer's pending window (JetStream's max_ack_pending, 1000), or
+	// parked changes would keep other Sources' changes from being
+	// delivered. Default 512.
+	MaxParked int `yaml:"max_parked"`
+	// HostWait is how long a worker waits for a slot of a saturated host
+	// when its change cannot be parked (the lot, or the host's share of
+	// it, is full). Past it the change is handed back to the queue for
+	// BusyRetry, once (its first delivery); a later delivery waits as long
+	// as it takes, so that congestion never costs a change more than one
+	// of the queue's max_deliver deliveries. Default 2s.
+	HostWait time.Duration `yaml:"host_wait"`
+	// BusyRetry is how long a change handed back for its host's congestion
+	// waits before it is delivered again. Default 10s.
+	BusyRetry time.Duration `yaml:"busy_retry"`
 }
 
 // Defaults returns the configuration of a one-machine aggregator.
@@ -56,6 +76,9 @@ func Defaults() Config {
 		NotFoundAttempts: 3,
 		InProgressEvery:  20 * time.Second,
 		DrainTimeout:     30 * time.Second,
+		MaxParked:        512,
+		HostWait:         2 * time.Second,
+		BusyRetry:        10 * time.Second,
 	}
 }
 
@@ -86,6 +109,15 @@ func (c *Config) Validate() error {
 	}
 	if c.DrainTimeout < 0 {
 		bad("drain_timeout", "must not be negative, got %s", c.DrainTimeout)
+	}
+	if c.MaxParked < 0 || c.MaxParked > 900 {
+		bad("max_parked", "must be between 0 and 900 (under the consumer's 1000 pending), got %d", c.MaxParked)
+	}
+	if c.HostWait < 0 {
+		bad("host_wait", "must not be negative, got %s", c.HostWait)
+	}
+	if c.BusyRetry <= 0 {
+		bad("busy_retry", "must be positive, got %s", c.BusyRetry)
 	}
 	return errors.Join(errs...)
 }

@@ -18,7 +18,8 @@ func TestConfigDefaultsValidateAndLoad(t *testing.T) {
 	if err := yaml.Unmarshal([]byte(src), &cfg); err != nil {
 		t.Fatal(err)
 	}
-	want := Config{Workers: 3, MaxBlobBytes: 1 << 20, RetryBase: 2 * time.Second, RetryMax: time.Minute, NotFoundAttempts: 4, InProgressEvery: 5 * time.Second}
+	want := Config{Workers: 3, MaxBlobBytes: 1 << 20, RetryBase: 2 * time.Second, RetryMax: time.Minute, NotFoundAttempts: 4, InProgressEvery: 5 * time.Second,
+		MaxParked: 512, HostWait: 2 * time.Second, BusyRetry: 10 * time.Second}
 	if cfg != want {
 		t.Errorf("loaded %+v, want %+v", cfg, want)
 	}

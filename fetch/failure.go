@@ -25,7 +25,10 @@ type failure struct {
 	// interrupted: the worker was stopped; the change goes back at once
 	// and the attempt does not count as a verdict.
 	interrupted bool
-	err         error
+	// busy: every slot of the host stayed taken; nothing was sent. The
+	// change is not failed: it waits for its host (see lot).
+	busy bool
+	err  error
 	// evidence is what an operator needs to judge the dead letter.
 	evidence map[string]string
 }
@@ -67,6 +70,8 @@ func classify(ctx context.Context, c *viaduct.Change, uri string, err error, not
 	switch {
 	case ctx.Err() != nil:
 		f.reason, f.retry, f.interrupted = "interrupted", true, true
+	case errors.Is(err, upstream.ErrBusy):
+		f.reason, f.retry, f.busy = "busy", true, true
 	case errors.Is(err, upstream.ErrForbidden):
 		f.reason = "forbidden"
 	case errors.Is(err, upstream.ErrNotFound):
@@ -87,7 +92,7 @@ func classify(ctx context.Context, c *viaduct.Change, uri string, err error, not
 // the origin and every mirror failed, the most hopeful one decides.
 func (f *failure) hope() int {
 	switch {
-	case f.interrupted:
+	case f.interrupted, f.busy:
 		return 0
 	case f.retry && f.retryFor == 0 && f.reason != "mismatch":
 		return 1

@@ -20,12 +20,12 @@ import (
 // mirrors, and returns the event of the verified, committed copy. When
 // every URI failed, the failure most likely to pass on a later delivery
 // decides, and the evidence lists what each URI did.
-func (p *Pool) fetch(ctx context.Context, msg *queue.ChangeMsg, client *upstream.Client, log *slog.Logger) (*viaduct.Event, *failure) {
+func (p *Pool) fetch(ctx context.Context, msg *queue.ChangeMsg, client *upstream.Client, wait time.Duration, log *slog.Logger) (*viaduct.Event, *failure) {
 	c := msg.Change
 	var best *failure
 	var tried []string
 	for _, uri := range candidates(c) {
-		ev, f := p.fetchOne(ctx, c, client, uri)
+		ev, f := p.fetchOne(ctx, c, client, uri, wait)
 		if f == nil {
 			if uri != c.URI {
 				log.Info("bitstream read from a mirror", "mirror", uri)
@@ -39,7 +39,7 @@ func (p *Pool) fetch(ctx context.Context, msg *queue.ChangeMsg, client *upstream
 		if best == nil || f.hope() < best.hope() {
 			best = f
 		}
-		if f.interrupted {
+		if f.interrupted || f.busy {
 			break
 		}
 	}
@@ -52,10 +52,10 @@ func (p *Pool) fetch(ctx context.Context, msg *queue.ChangeMsg, client *upstream
 // fetchOne GETs uri, streams the body into a new blob while hashing it,
 // checks the declared length and hashes, and commits. A copy that does not
 // match is aborted, never committed.
-func (p *Pool) fetchOne(ctx context.Context, c *viaduct.Change, client *upstream.Client, uri string) (*viaduct.Event, *failure) {
+func (p *Pool) fetchOne(ctx context.Context, c *viaduct.Change, client *upstream.Client, uri string, wait time.Duration) (*viaduct.Event, *failure) {
 	start := time.Now()
 	defer func() { p.m.duration.Observe(time.Since(start).Seconds()) }()
-	resp, err := client.Get(ctx, upstream.Request{URI: uri, Source: c.Source, MaxBytes: p.cfg.MaxBlobBytes})
+	resp, err := client.Get(ctx, upstream.Request{URI: uri, Source: c.Source, MaxBytes: p.cfg.MaxBlobBytes, HostWait: wait})
 	if err != nil {
 		return nil, classify(ctx, c, uri, err, p.cfg.NotFoundAttempts)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -19,9 +20,11 @@ import (
 // can publish asynchronously, the verdict on a change with an event is
 // left to a completion that waits for the event's acknowledgement, and
 // the worker goes on to its next change meanwhile; the change is still
-// acked only once its event is stored. It returns errAbandoned only when
-// the test hook stands for a crash.
-func (p *Pool) handle(ctx context.Context, msg *queue.ChangeMsg) error {
+// acked only once its event is stored. wait bounds the wait for a slot of
+// the change's host (0: as long as it takes); when it runs out, handle
+// returns errBusy with the change still held, for the caller to decide.
+// It returns errAbandoned only when the test hook stands for a crash.
+func (p *Pool) handle(ctx context.Context, msg *queue.ChangeMsg, wait time.Duration) error {
 	c := msg.Change
 	ctx, span := p.tracer.Start(msg.Context(ctx), "fetch "+c.Op, trace.WithSpanKind(trace.SpanKindConsumer),
 		trace.WithAttributes(
@@ -38,7 +41,12 @@ func (p *Pool) handle(ctx context.Context, msg *queue.ChangeMsg) error {
 		span.End()
 	}
 	log := p.log.With("source", c.Source, "uri", c.URI, "sha256", c.Hash.Get(resourcesync.SHA256))
-	ev, skip, f := p.decide(ctx, msg, log)
+	ev, skip, f := p.decide(ctx, msg, wait, log)
+	if f != nil && f.busy {
+		span.SetAttributes(attribute.Bool("viaduct.host_busy", true))
+		end()
+		return errBusy
+	}
 	if f != nil {
 		defer end()
 		span.SetStatus(codes.Error, f.Error())
@@ -117,7 +125,7 @@ func (p *Pool) acked(ctx context.Context, msg *queue.ChangeMsg, ev *viaduct.Even
 // decide works out what to do with the change: an event to publish (nil
 // for none), the reason it was handled without a fetch (empty when it was
 // fetched), or a failure.
-func (p *Pool) decide(ctx context.Context, msg *queue.ChangeMsg, log *slog.Logger) (*viaduct.Event, string, *failure) {
+func (p *Pool) decide(ctx context.Context, msg *queue.ChangeMsg, wait time.Duration, log *slog.Logger) (*viaduct.Event, string, *failure) {
 	c := msg.Change
 	client := p.deps.Client(c.Source)
 	if client == nil {
@@ -140,7 +148,7 @@ func (p *Pool) decide(ctx context.Context, msg *queue.ChangeMsg, log *slog.Logge
 	if skip != "" {
 		return ev, skip, nil
 	}
-	ev, f := p.fetch(ctx, msg, client, log)
+	ev, f := p.fetch(ctx, msg, client, wait, log)
 	return ev, "", f
 }
 

@@ -17,6 +17,7 @@ type metrics struct {
 	dead      *prometheus.CounterVec // by reason
 	duration  prometheus.Histogram
 	inFlight  prometheus.Gauge
+	parked    prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -39,12 +40,14 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Buckets: prometheus.ExponentialBuckets(0.005, 4, 10)}),
 		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "in_flight",
 			Help: "Changes being handled now."}),
+		parked: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "parked_total",
+			Help: "Changes set aside because every slot of their host was taken, for a worker to take up once one is free."}),
 	}
 	if reg == nil {
 		return m, nil
 	}
 	var errs []error
-	for _, c := range []prometheus.Collector{m.bytes, m.fetched, m.published, m.skipped, m.retried, m.dead, m.duration, m.inFlight} {
+	for _, c := range []prometheus.Collector{m.bytes, m.fetched, m.published, m.skipped, m.retried, m.dead, m.duration, m.inFlight, m.parked} {
 		errs = append(errs, reg.Register(c))
 	}
 	if err := errors.Join(errs...); err != nil {

@@ -36,6 +36,9 @@ type Pool struct {
 	completions *sync.WaitGroup
 	slots       chan struct{}
 
+	// lot holds changes whose host was saturated (see lot).
+	lot *lot
+
 	mu      sync.Mutex
 	cancel  context.CancelFunc
 	done    chan struct{}
@@ -73,7 +76,8 @@ func New(cfg Config, deps Deps, logger *slog.Logger, reg prometheus.Registerer) 
 	if tp == nil {
 		tp = otel.GetTracerProvider()
 	}
-	p := &Pool{cfg: cfg, deps: deps, log: logger, m: m, tracer: tp.Tracer("github.com/viaduct-mirror/viaduct/fetch")}
+	p := &Pool{cfg: cfg, deps: deps, log: logger, m: m, tracer: tp.Tracer("github.com/viaduct-mirror/viaduct/fetch"),
+		lot: newLot(cfg.MaxParked, cfg.InProgressEvery, logger)}
 	p.bufs.New = func() any { b := make([]byte, 64<<10); return &b }
 	return p, nil
 }
@@ -127,6 +131,7 @@ func (p *Pool) Run(ctx context.Context) error {
 		}
 		t.Stop()
 	}
+	p.lot.release()
 	if r, ok := p.deps.Changes.(Releaser); ok {
 		r.Release()
 	}
@@ -148,29 +153,87 @@ func (p *Pool) Close() error {
 	return nil
 }
 
-// work is one worker: take a change, handle it, until ctx ends.
+// errBusy: the change's host had every slot taken for the wait allowed.
+var errBusy = errors.New("fetch: host busy")
+
+// lotPoll is how long a worker waits for a new change while some are
+// parked, before it looks at the lot again.
+const lotPoll = 500 * time.Millisecond
+
+// work is one worker: take a parked change whose host is free, else a new
+// one, and handle it, until ctx ends.
 func (p *Pool) work(ctx, workCtx context.Context) error {
-	for {
-		msg, err := p.deps.Changes.Next(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
+	for ctx.Err() == nil {
+		msg := p.lot.take()
+		if msg == nil {
+			var err error
+			if msg, err = p.next(ctx); err != nil {
+				return err
 			}
-			if errors.Is(err, nats.ErrConnectionClosed) {
-				return fmt.Errorf("fetch: read changes: %w", err)
+			if msg == nil {
+				continue
 			}
-			p.log.Error("fetch: cannot read the next change; trying again", "err", err)
-			t := time.NewTimer(time.Second)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return nil
-			case <-t.C:
-			}
-			continue
 		}
-		if err := p.handle(workCtx, msg); errors.Is(err, errAbandoned) {
+		if err := p.turn(workCtx, msg); errors.Is(err, errAbandoned) {
 			return nil
 		}
 	}
+	return nil
+}
+
+// next pulls a new change: nil, nil when there is none yet (the worker
+// looks at the lot again), an error only when the queue is gone.
+func (p *Pool) next(ctx context.Context) (*queue.ChangeMsg, error) {
+	nctx := ctx
+	if p.lot.len() > 0 {
+		var cancel context.CancelFunc
+		nctx, cancel = context.WithTimeout(ctx, lotPoll)
+		defer cancel()
+	}
+	msg, err := p.deps.Changes.Next(nctx)
+	switch {
+	case err == nil:
+		return msg, nil
+	case ctx.Err() != nil, nctx.Err() != nil:
+		return nil, nil
+	case errors.Is(err, nats.ErrConnectionClosed):
+		return nil, fmt.Errorf("fetch: read changes: %w", err)
+	}
+	p.log.Error("fetch: cannot read the next change; trying again", "err", err)
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	return nil, nil
+}
+
+// turn handles msg without waiting on a saturated host while there is
+// other work: the change is parked, else given HostWait for a slot, else
+// handed back for BusyRetry on its first delivery; only a change that has
+// already been handed back (or when HostWait and the lot are off) waits
+// for its host as long as it takes.
+func (p *Pool) turn(ctx context.Context, msg *queue.ChangeMsg) error {
+	err := p.handle(ctx, msg, time.Nanosecond)
+	if !errors.Is(err, errBusy) {
+		return err
+	}
+	if client := p.deps.Client(msg.Change.Source); client != nil && p.lot.park(msg, client) {
+		p.m.parked.Inc()
+		return nil
+	}
+	if p.cfg.HostWait > 0 {
+		if err = p.handle(ctx, msg, p.cfg.HostWait); !errors.Is(err, errBusy) {
+			return err
+		}
+	}
+	if msg.Delivered <= 1 {
+		p.m.retried.WithLabelValues("busy").Inc()
+		if err := msg.Nak(p.cfg.BusyRetry); err != nil {
+			p.log.Warn("could not hand back a change for a busy host", "source", msg.Change.Source, "uri", msg.Change.URI, "err", err)
+		}
+		return nil
+	}
+	return p.handle(ctx, msg, 0)
 }

@@ -96,14 +96,15 @@ func (h *hosts) acquire(ctx context.Context, a Authority, wait time.Duration) (r
 // errBusy is the cause of an ErrBusy failure.
 var errBusy = errors.New("every slot of the host stayed taken")
 
-// saturated reports whether every slot of a is taken right now.
+// saturated reports whether every slot of a is taken, or its rate allows
+// no request, right now.
 func (h *hosts) saturated(a Authority) bool {
 	l := h.get(a)
-	return len(l.slots) == cap(l.slots)
+	return len(l.slots) == cap(l.slots) || l.rate.Tokens() < 1
 }
 
-// Saturated reports whether every concurrency slot of uri's host is taken
-// right now, so that a caller with other work can do it first. A URI
+// Saturated reports whether every concurrency slot of uri's host is taken,
+// or its request rate allows none, right now, so that a caller with other work can do it first. A URI
 // without an authority is never saturated.
 func (c *Client) Saturated(uri string) bool {
 	u, err := url.Parse(uri)

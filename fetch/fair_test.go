@@ -1,0 +1,101 @@
+package fetch
+
+import (
+	"testing"
+	"time"
+
+	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/sim"
+	"github.com/viaduct-mirror/viaduct/upstream"
+)
+
+// twoSources is the Client lookup of a node with Sources "slow" and
+// "healthy" served at two authorities, two slots per host and no minimum
+// body rate, so that only the scheduling keeps the healthy one moving.
+func twoSources(t *testing.T, slow, healthy *sim.Server) func(string) *upstream.Client {
+	t.Helper()
+	cfg := upstream.DefaultConfig()
+	cfg.AllowLoopback = true
+	cfg.MaxAttempts = 1
+	cfg.PerHostConcurrency = 2
+	cfg.PerHostRate, cfg.PerHostBurst = 1e6, 1e6
+	cfg.BodyRateWindow = 0
+	base, err := upstream.New(cfg, upstream.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { base.Close() })
+	clients := map[string]*upstream.Client{}
+	for name, srv := range map[string]*sim.Server{"slow": slow, "healthy": healthy} {
+		pol, err := base.NewPolicy(srv.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clients[name] = base.WithPolicy(pol)
+	}
+	return func(source string) *upstream.Client { return clients[source] }
+}
+
+func renamed(cs []viaduct.Change, source string) []viaduct.Change {
+	for i := range cs {
+		cs[i].Source = source
+	}
+	return cs
+}
+
+// TestSlowSourceSlowsOnlyItself: a Source whose bitstreams trickle (a
+// KiB every 5s: 20s a bitstream) is queued first, 30 changes, ahead of a
+// healthy Source's 100. Eight workers, two slots per host: with workers
+// waiting on the slow host, the healthy Source would get nothing for
+// minutes. Parked (the lot has room), or handed back once (the lot is
+// full), the slow changes leave the workers free: every healthy change is
+// stored within 60s (a few seconds on an idle machine), and nothing is
+// dead-lettered for the congestion.
+func TestSlowSourceSlowsOnlyItself(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		maxParked int
+	}{{"parked", 512}, {"handed back", 4}} {
+		t.Run(tc.name, func(t *testing.T) {
+			slow := startSim(t, sim.Config{Resources: 30, MinSize: 4096, MaxSize: 4096})
+			healthy := startSim(t, sim.Config{Resources: 100, MinSize: 500, MaxSize: 1000})
+			slowChanges := renamed(simChanges(t, slow), "slow")
+			for _, c := range slowChanges {
+				if err := slow.SetFault(resPath(slow, c.URI), sim.Fault{Trickle: 5 * time.Second}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			q := startQueue(t)
+			store, _ := dirStore(t)
+			publishAll(t, q, slowChanges)
+			publishAll(t, q, renamed(simChanges(t, healthy), "healthy"))
+
+			cfg := testConfig()
+			cfg.Workers = 8
+			cfg.MaxParked = tc.maxParked
+			cfg.HostWait = 100 * time.Millisecond
+			cfg.BusyRetry = 5 * time.Minute // not back within the test
+			runPool(t, cfg, queueDeps(t, q, store, twoSources(t, slow, healthy)), nil)
+
+			start := time.Now()
+			eventually(t, 60*time.Second, "every healthy change stored", func() bool {
+				n := 0
+				for _, e := range events(t, q) {
+					if e.Source == "healthy" {
+						n++
+					}
+				}
+				return n == 100
+			})
+			t.Logf("100 healthy changes stored in %s beside 30 trickling ones", time.Since(start).Round(time.Millisecond))
+			if dl := deadLetters(t, q); len(dl) != 0 {
+				t.Errorf("%d changes dead-lettered, want none: %+v", len(dl), dl[0])
+			}
+			for _, e := range events(t, q) {
+				if e.Source == "slow" {
+					t.Errorf("a trickling bitstream (%s) stored within the test", e.URI)
+				}
+			}
+		})
+	}
+}
