@@ -12,13 +12,13 @@ import (
 // holds the resources whose harvested URI is in (after_k, last_k], the
 // first part starting at the beginning and the last one open-ended. The
 // ranges are fixed when the index is generated, by a scan of the
-// collection; each part is then read in one consistent catalog read when it
-// is fetched, and says when with its own at and completed. So parts never
-// overlap and together cover every URI: a resource held throughout appears
-// exactly once, one created after the index appears in the part whose
-// range holds it, one deleted after the index is absent from its part (as
-// it is from the catalog). The ranges travel in the part URIs, so any
-// replica can serve any part without shared state.
+// collection at one EVENTS sequence, and every part lists the catalog as
+// it was at that very sequence, whenever it is fetched (see
+// snapshotLister): the index and its parts are one snapshot, so a
+// Destination that reads the parts slowly while the collection changes
+// and then resumes from the index's at misses nothing. The ranges and the
+// sequence travel in the part URIs, so any replica that has applied that
+// sequence can serve any part without shared state.
 
 // part is one URI range of a Resource List Index.
 type part struct {
@@ -42,9 +42,11 @@ type partPlanner interface {
 }
 
 // plan cuts a collection into parts that respect the limits, for the
-// catalog state rev (see revision). The parts returned are shared: the
-// caller must not change them.
-func (s *Server) plan(ctx context.Context, coll string, rev uint64) ([]part, error) {
+// catalog state rev (see revision), and returns the EVENTS sequence the
+// plan was made at (0 when the catalog does not say): the snapshot every
+// part of the index lists (see snapshotLister). The parts returned are
+// shared: the caller must not change them.
+func (s *Server) plan(ctx context.Context, coll string, rev uint64) ([]part, uint64, error) {
 	if pp, ok := s.cat.(partPlanner); ok {
 		return s.planCached(ctx, pp, coll, rev)
 	}
@@ -64,9 +66,9 @@ func (s *Server) plan(ctx context.Context, coll string, rev uint64) ([]part, err
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return append(parts, cur), nil
+	return append(parts, cur), 0, nil
 }
 
 // planCached is plan for a catalog that plans parts itself: the same
@@ -75,14 +77,14 @@ func (s *Server) plan(ctx context.Context, coll string, rev uint64) ([]part, err
 // are fixed for the server's life), so a plan made from the state a
 // request finds (seq, read by the request) is the one that request would
 // make.
-func (s *Server) planCached(ctx context.Context, pp partPlanner, coll string, seq uint64) ([]part, error) {
+func (s *Server) planCached(ctx context.Context, pp partPlanner, coll string, seq uint64) ([]part, uint64, error) {
 	if parts, ok := s.plans.get(coll, seq); ok {
-		return parts, nil
+		return parts, seq, nil
 	}
 	perRef := int64(len(s.cfg.BaseURL) + len(coll))
 	cuts, at, err := pp.PlanResources(ctx, coll, s.cfg.MaxEntries, perRef, s.cfg.MaxBytes-docOverhead)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	parts := make([]part, 0, max(len(cuts), 1))
 	after := ""
@@ -95,7 +97,7 @@ func (s *Server) planCached(ctx context.Context, pp partPlanner, coll string, se
 	}
 	parts[len(parts)-1].last = ""
 	s.plans.put(coll, at, parts)
-	return parts, nil
+	return parts, at, nil
 }
 
 // estimate bounds the bytes of a record's entry from above without

@@ -37,7 +37,7 @@ func (s *Server) serveResourceList(w http.ResponseWriter, r *http.Request, c *Co
 		return
 	}
 	at := s.headTime(st)
-	parts, err := s.plan(ctx, c.Name, rev)
+	parts, seq, err := s.plan(ctx, c.Name, rev)
 	if err != nil {
 		s.fail(w, r, "resourcelist", http.StatusInternalServerError, fmt.Errorf("collection %s: plan resource list: %w", c.Name, err))
 		return
@@ -45,6 +45,17 @@ func (s *Server) serveResourceList(w http.ResponseWriter, r *http.Request, c *Co
 	if len(parts) == 1 {
 		s.sendResourceList(w, r, c, "resourcelist", etag, st, part{})
 		return
+	}
+	// The parts list the catalog at seq, the plan's: at is the
+	// collection's last change then, completed its last change once the
+	// plan, which fixes every part, is made.
+	if t, ok, err := s.snapshotTime(ctx, c.Name, seq); err != nil {
+		s.fail(w, r, "resourcelist-index", http.StatusInternalServerError, fmt.Errorf("collection %s: snapshot at %d: %w", c.Name, seq, err))
+		return
+	} else if !ok {
+		seq = 0
+	} else if !t.IsZero() {
+		at = t
 	}
 	st2, err := s.cat.Stats(ctx, c.Name)
 	if err != nil {
@@ -64,7 +75,7 @@ func (s *Server) serveResourceList(w http.ResponseWriter, r *http.Request, c *Co
 				return 0, err
 			}
 			for i, p := range parts {
-				e := resourcesync.Entry{Loc: s.partURL(c.Name, i+1, p), MD: &resourcesync.MD{At: at, Completed: completed}}
+				e := resourcesync.Entry{Loc: s.partURL(c.Name, i+1, p, seq), MD: &resourcesync.MD{At: at, Completed: completed}}
 				if err := wr.Write(&e); err != nil {
 					return i, err
 				}
@@ -96,9 +107,13 @@ func (s *Server) revision(ctx context.Context) (uint64, error) {
 	return rc.LastApplied(ctx)
 }
 
-// partURL is the URI of part n (from 1), which carries its URI range.
-func (s *Server) partURL(coll string, n int, p part) string {
+// partURL is the URI of part n (from 1), which carries its URI range and
+// the sequence of the index's snapshot (none when seq is 0).
+func (s *Server) partURL(coll string, n int, p part, seq uint64) string {
 	q := url.Values{}
+	if seq > 0 {
+		q.Set("seq", strconv.FormatUint(seq, 10))
+	}
 	if p.after != "" {
 		q.Set("after", p.after)
 	}
@@ -121,7 +136,8 @@ func (s *Server) serveResourceListPart(w http.ResponseWriter, r *http.Request, c
 	}
 	q := r.URL.Query()
 	p := part{after: q.Get("after"), last: q.Get("last")}
-	if p.last != "" && p.last <= p.after {
+	seq, ok := parseSeq(q.Get("seq"))
+	if !ok || p.last != "" && p.last <= p.after {
 		s.fail(w, r, "resourcelist-part", http.StatusNotFound, nil)
 		return
 	}
@@ -135,38 +151,73 @@ func (s *Server) serveResourceListPart(w http.ResponseWriter, r *http.Request, c
 		s.fail(w, r, "resourcelist-part", http.StatusInternalServerError, fmt.Errorf("collection %s: catalog state: %w", c.Name, err))
 		return
 	}
-	etag := etagOf("resourcelist-part", c.Name, p.after, p.last, st.Changes, st.Last.UnixNano(), rev, s.confID)
-	s.sendResourceList(w, r, c, "resourcelist-part", etag, st, p)
+	etag := etagOf("resourcelist-part", c.Name, p.after, p.last, seq, st.Changes, st.Last.UnixNano(), rev, s.confID)
+	at, snap, err := s.snapshotTime(r.Context(), c.Name, seq)
+	if err != nil {
+		s.failSnapshot(w, r, fmt.Errorf("collection %s: part %s: %w", c.Name, r.URL.RequestURI(), err))
+		return
+	}
+	if !snap {
+		s.sendResourceList(w, r, c, "resourcelist-part", etag, st, p)
+		return
+	}
+	if at.IsZero() {
+		at = s.headTime(Stats{})
+	}
+	sl := s.cat.(snapshotLister)
+	s.streamList(w, r, c, "resourcelist-part", etag, st.Last, p,
+		func(context.Context) (time.Time, time.Time, error) { return at, at, nil },
+		func(ctx context.Context, fn func(*Record) error) error {
+			return sl.ResourcesAt(ctx, c.Name, p.after, p.last, seq, fn)
+		})
 }
 
 // sendResourceList streams a Resource List (p is the zero part) or a part
-// of one in one catalog read. Its header is written when the first record
-// arrives, once the read's snapshot is established: at is the collection's
-// last change time before the read, completed the one read then, so every
-// entry's state lies between the two.
+// of one in one catalog read, as the catalog is now. Its header is written
+// when the first record arrives, once the read's snapshot is established:
+// at is the collection's last change time before the read, completed the
+// one read then, so every entry's state lies between the two.
 func (s *Server) sendResourceList(w http.ResponseWriter, r *http.Request, c *Collection, doc, etag string, st Stats, p part) {
 	at := s.headTime(st)
+	s.streamList(w, r, c, doc, etag, st.Last, p,
+		func(ctx context.Context) (time.Time, time.Time, error) {
+			st2, err := s.cat.Stats(ctx, c.Name)
+			if err != nil {
+				return at, at, fmt.Errorf("collection %s: stats: %w", c.Name, err)
+			}
+			return at, s.headTime(st2), nil
+		},
+		func(ctx context.Context, fn func(*Record) error) error {
+			return s.cat.Resources(ctx, c.Name, p.after, 0, fn)
+		})
+}
+
+// streamList streams a Resource List or one of its parts from scan, which
+// calls fn in URI order from p.after on. times gives the header's at and
+// completed, once the first record has arrived (or none will).
+func (s *Server) streamList(w http.ResponseWriter, r *http.Request, c *Collection, doc, etag string, modified time.Time, p part,
+	times func(context.Context) (at, completed time.Time, err error), scan func(context.Context, func(*Record) error) error) {
 	links := []resourcesync.Link{{Rel: "up", Href: s.capabilityListURL(c.Name)}}
 	if doc == "resourcelist-part" {
 		links = append(links, resourcesync.Link{Rel: "index", Href: s.resourceListURL(c.Name)})
 	}
-	s.send(w, r, reply{doc: doc, contentType: xmlType, etag: etag, modified: st.Last,
+	s.send(w, r, reply{doc: doc, contentType: xmlType, etag: etag, modified: modified,
 		write: func(out io.Writer) (int, error) {
 			ctx := r.Context()
 			b := s.newEntryBuilder(c.Name)
 			b.bareLoc = true
 			var wr *resourcesync.Writer
 			start := func() error {
-				st2, err := s.cat.Stats(ctx, c.Name)
+				at, completed, err := times(ctx)
 				if err != nil {
-					return fmt.Errorf("collection %s: stats: %w", c.Name, err)
+					return err
 				}
-				h := &resourcesync.Header{Links: links, MD: resourcesync.MD{Capability: resourcesync.CapResourceList, At: at, Completed: s.headTime(st2)}}
+				h := &resourcesync.Header{Links: links, MD: resourcesync.MD{Capability: resourcesync.CapResourceList, At: at, Completed: completed}}
 				wr, err = resourcesync.NewWriter(out, h)
 				return err
 			}
 			n := 0
-			err := s.cat.Resources(ctx, c.Name, p.after, 0, func(rec *Record) error {
+			err := scan(ctx, func(rec *Record) error {
 				if !inRange(rec.URI, p.last) {
 					return errStop
 				}

@@ -86,7 +86,7 @@ func BenchmarkSQLite(b *testing.B) {
 
 // benchCatalogVersion names the content fillSQLite writes; change it with
 // fillSQLite so that runs do not reuse a stale file.
-const benchCatalogVersion = 2
+const benchCatalogVersion = 3
 
 // benchCatalog opens the catalog of n resources that fillSQLite builds,
 // kept in os.TempDir()/viaduct-bench between runs. A file that does not

@@ -98,7 +98,7 @@ func (a *applier) apply(b *Applied) error {
 				a.upstreamOnly(r, ev, up, newOrder)
 				return nil
 			}
-			a.tombstone(r, up, newOrder)
+			a.tombstone(r, up, newOrder, b.At.UnixMicro())
 			return nil
 		}
 		op = resourcesync.Deleted
@@ -128,6 +128,7 @@ func (a *applier) apply(b *Applied) error {
 	r.setUpstream(up, a.upPack.b, fixed, refs, newOrder)
 	r.exists, r.deleted = true, op == resourcesync.Deleted
 	r.sha256, r.md5, r.typ, r.length = logged.sha256, logged.md5, logged.typ, logged.length
+	prev := r.seq
 	r.changed, r.seq = at, int64(b.Seq)
 	a.copyPack.reset()
 	a.copyPack.packCopy(&copyFacts{sha256: logged.sha256, md5: logged.md5, typ: logged.typ, op: op,
@@ -143,7 +144,7 @@ func (a *applier) apply(b *Applied) error {
 		copy: logged}, &uf)
 	a.logged = append(a.logged, int64(b.Seq), ev.Collection, ev.URI, op,
 		at, b.At.UnixMicro(), logged.sha256, logged.md5, logged.length, logged.typ,
-		up[0], ev.Upstream.Op, up[2], up[3], up[4], up[5], up[6], up[7], append([]byte(nil), a.upPack.b...))
+		up[0], ev.Upstream.Op, up[2], up[3], up[4], up[5], up[6], up[7], append([]byte(nil), a.upPack.b...), prev)
 	return nil
 }
 
@@ -157,12 +158,13 @@ func (a *applier) upstreamOnly(r *rowState, ev *viaduct.Event, up []any, order t
 // tombstone records the deletion of a resource the catalog has no row
 // of: no copy, no change, no count, only the Source's statement and its
 // order, so that a creation the Source made before the deletion, if its
-// event arrives later, is known to be stale. a.upPack holds the upstream
+// event arrives later, is known to be stale; its changed column is the
+// event's time, by which retention ages it. a.upPack holds the upstream
 // metadata packed.
-func (a *applier) tombstone(r *rowState, up []any, order time.Time) {
+func (a *applier) tombstone(r *rowState, up []any, order time.Time, at int64) {
 	r.setUpstream(up, a.upPack.b, 0, 0, order)
 	r.exists, r.deleted = true, true
-	r.sha256, r.md5, r.typ, r.length, r.changed, r.seq = "", "", "", 0, 0, 0
+	r.sha256, r.md5, r.typ, r.length, r.changed, r.seq = "", "", "", 0, at, 0
 	a.copyPack.reset()
 	a.copyPack.packCopy(&copyFacts{op: resourcesync.Deleted})
 	r.copyPack = append(r.copyPack[:0:0], a.copyPack.b...)

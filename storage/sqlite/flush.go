@@ -21,7 +21,7 @@ const (
 		changed, seq, origin, up_time, up_modified, up_hash, up_length, up_type, links, hops,
 		copy_pack, up_pack, est, est_refs, up_order`
 	logCols = `seq, collection, uri, op, at, received, sha256, md5, length, type,
-		source, up_op, up_time, up_modified, up_hash, up_length, up_type, links, pack`
+		source, up_op, up_time, up_modified, up_hash, up_length, up_type, links, pack, prev`
 )
 
 var (

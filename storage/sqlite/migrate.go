@@ -24,6 +24,7 @@ var migrations = []migration{
 	{name: "upstream of each change", sql: schemaV2},
 	{name: "packed rows for streaming reads", sql: schemaV3, fill: fillV3},
 	{name: "upstream order of each resource, tombstones", sql: schemaV4},
+	{name: "previous change of each change, retention horizon", sql: schemaV5},
 }
 
 // schemaVersion is the version this build writes: the number of steps.

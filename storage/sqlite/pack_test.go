@@ -18,6 +18,9 @@ import (
 func dropV3(t *testing.T, db *sql.DB) {
 	t.Helper()
 	for _, q := range []string{
+		"ALTER TABLE changes DROP COLUMN prev", // schema v5
+		"ALTER TABLE collections DROP COLUMN horizon",
+		"ALTER TABLE collections DROP COLUMN horizon_seq",
 		"ALTER TABLE resources DROP COLUMN up_order", // schema v4
 		"DROP INDEX resources_held",
 		"ALTER TABLE resources DROP COLUMN copy_pack",
