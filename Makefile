@@ -4,7 +4,7 @@ MINIO_MODULE := github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c
 GOBIN := $(shell go env GOPATH)/bin
 export VIADUCT_MINIO ?= $(GOBIN)/minio
 
-.PHONY: build run test test-deps fuzz bench
+.PHONY: build run test test-deps fuzz bench docker
 
 build:
 	go build -o bin/viaduct ./cmd/viaduct
@@ -30,3 +30,7 @@ fuzz:
 
 bench:
 	go test -run '^$$' -bench . -benchmem ./...
+
+# docker: the container image of deploy/Dockerfile, with the version from git.
+docker:
+	docker build -f deploy/Dockerfile --build-arg VERSION=$$(git describe --tags --always --dirty) -t viaduct .

@@ -1,0 +1,228 @@
+package deploy
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/viaduct-mirror/viaduct/harvester"
+	"github.com/viaduct-mirror/viaduct/internal/testutil"
+	"github.com/viaduct-mirror/viaduct/internal/testutil/simtest"
+	"github.com/viaduct-mirror/viaduct/node"
+	"github.com/viaduct-mirror/viaduct/sim"
+)
+
+// promMade are the series Prometheus makes itself for every target, and
+// the labels it adds to every series it scrapes.
+var (
+	promMade   = []string{"up", "scrape_duration_seconds", "scrape_samples_scraped"}
+	promLabels = []string{"job", "instance"}
+)
+
+// exported is what a node's /metrics holds: each series name with the
+// label names seen on it.
+type exported map[string]map[string]bool
+
+// scrapeMetrics reads a Prometheus text exposition.
+func scrapeMetrics(t *testing.T, url string) exported {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s %v", url, resp.Status, err)
+	}
+	out, err := parseExposition(string(b))
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	return out
+}
+
+// parseExposition reads the series names and label names of the text
+// format: name{label="value",…} value [timestamp].
+func parseExposition(text string) (exported, error) {
+	out := exported{}
+	for n, line := range strings.Split(text, "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		end := strings.IndexAny(line, "{ ")
+		if end <= 0 {
+			return nil, fmt.Errorf("line %d: %q", n+1, line)
+		}
+		name := line[:end]
+		if out[name] == nil {
+			out[name] = map[string]bool{}
+		}
+		if line[end] != '{' {
+			continue
+		}
+		labels, _, err := matcherLabels(line, end)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %v", n+1, err)
+		}
+		for _, l := range labels {
+			out[name][l] = true
+		}
+	}
+	return out, nil
+}
+
+// missing lists what the expressions name that the node does not export:
+// metrics, labels of their matchers, and grouping labels that none of an
+// expression's metrics has.
+func (e exported) missing(exprs map[string]string) []string {
+	var out []string
+	has := func(metric, label string) bool {
+		return slices.Contains(promLabels, label) || e[metric][label] || label == "job" && slices.Contains(promMade, metric)
+	}
+	for where, expr := range exprs {
+		names, err := promNames(expr)
+		if err != nil {
+			out = append(out, fmt.Sprintf("%s: %v", where, err))
+			continue
+		}
+		for _, s := range names.selectors {
+			if _, ok := e[s.metric]; !ok && !slices.Contains(promMade, s.metric) {
+				out = append(out, fmt.Sprintf("%s: metric %s", where, s.metric))
+				continue
+			}
+			for _, l := range s.labels {
+				if !has(s.metric, l) {
+					out = append(out, fmt.Sprintf("%s: label %s of %s", where, l, s.metric))
+				}
+			}
+		}
+		for _, l := range names.grouping {
+			if !slices.ContainsFunc(names.selectors, func(s selector) bool { return has(s.metric, l) }) {
+				out = append(out, fmt.Sprintf("%s: grouping label %s is on none of its metrics", where, l))
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// startNode starts a node as `viaduct serve` does, on an embedded NATS
+// server, with two Sources: "healthy", a simulated Source one of whose
+// resources declares a wrong hash (so a change is retried, then
+// dead-lettered), and "broken", which nothing answers. It asks for a pass
+// over each and reads the republished Source Description, so that the
+// series made by events have values.
+func startNode(t *testing.T) *node.Node {
+	t.Helper()
+	src := simtest.Serve(t, sim.Config{Resources: 20, Seed: 1})
+	if err := src.SetFault("/res/3", sim.Fault{WrongHash: true}); err != nil {
+		t.Fatal(err)
+	}
+	yes := true
+	cfg := node.Defaults()
+	cfg.DataDir = t.TempDir()
+	cfg.Listen = "127.0.0.1:0"
+	cfg.Sources = []harvester.SourceConfig{
+		{Name: "healthy", URL: src.URL, Schedule: "@every 1h", AllowLoopback: &yes},
+		// Port 1 on loopback: connections are refused at once.
+		{Name: "broken", URL: "http://127.0.0.1:1/", Schedule: "@every 1h", AllowLoopback: &yes},
+	}
+	// Retries resolve in milliseconds rather than minutes.
+	cfg.Upstream.AllowLoopback = true
+	cfg.Upstream.MaxAttempts = 2
+	cfg.Upstream.BackoffBase = 10 * time.Millisecond
+	cfg.Upstream.BackoffMax = 50 * time.Millisecond
+	cfg.Queue.Backoff = nil
+	cfg.Queue.AckWait = 5 * time.Second
+	cfg.Queue.MaxDeliver = 2
+	cfg.Queue.MaxStore = 1 << 30
+	cfg.Fetch.Workers = 4
+	cfg.Fetch.RetryBase = 50 * time.Millisecond
+	cfg.Fetch.RetryMax = 200 * time.Millisecond
+	cfg.Fill()
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	n, err := node.Start(context.Background(), cfg, node.Options{Version: "test"})
+	if err != nil {
+		t.Fatalf("starting node: %v", err)
+	}
+	t.Cleanup(func() { n.Close() })
+	for _, s := range cfg.Sources {
+		resp, err := http.Post(n.URL()+"/admin/sync/"+s.Name, "text/plain", nil)
+		if err != nil {
+			t.Fatalf("sync %s: %v", s.Name, err)
+		}
+		resp.Body.Close()
+	}
+	// A Destination's first request.
+	resp, err := http.Get(n.URL() + "/.well-known/resourcesync")
+	if err != nil {
+		t.Fatalf("GET the Source Description: %v", err)
+	}
+	resp.Body.Close()
+	return n
+}
+
+// TestMetricsExist starts a real node and checks that every metric and
+// label the alert rules and the dashboard name is one it exports, and
+// that the health paths the proxy and the probes ask for answer.
+func TestMetricsExist(t *testing.T) {
+	exprs := namedExprs(t)
+	n := startNode(t)
+
+	var gaps []string
+	t.Cleanup(func() {
+		if len(gaps) > 0 {
+			t.Logf("named but not exported:\n%s", strings.Join(gaps, "\n"))
+		}
+	})
+	testutil.Eventually(t, time.Minute, "every metric the rules and the dashboard name to be exported", func() bool {
+		gaps = scrapeMetrics(t, n.URL()+"/metrics").missing(exprs)
+		return len(gaps) == 0
+	})
+
+	probes := loadKube(t).probes(t)
+	c := loadCompose(t)
+	_, port := hostPort(t, "listen", c.viaductConfig(t, c.viaducts[0]).Listen)
+	probes = append(probes, probe{"Caddyfile health_uri", port, readCaddyfile(t, c.boundFile(t, c.proxy, "/etc/caddy/Caddyfile")).healthURI})
+	for _, p := range probes {
+		resp, err := http.Get(n.URL() + p.path)
+		if err != nil {
+			t.Fatalf("%s: GET %s: %v", p.what, p.path, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("%s: GET %s: %s", p.what, p.path, resp.Status)
+		}
+	}
+}
+
+// TestMissingNamesReported checks the check itself: names a node does not
+// export are reported.
+func TestMissingNamesReported(t *testing.T) {
+	e, err := parseExposition("# TYPE a counter\na_total{source=\"x\",kind=\"y\"} 1\nb 2\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := e.missing(map[string]string{
+		"ok":      `sum by (source) (rate(a_total{kind="y",instance="i"}[5m])) + on (job) b + up`,
+		"metric":  `rate(viaduct_no_such_metric_total[5m])`,
+		"label":   `a_total{reason="z"}`,
+		"grouped": `sum by (host) (b)`,
+	})
+	want := []string{
+		"grouped: grouping label host is on none of its metrics",
+		"label: label reason of a_total",
+		"metric: metric viaduct_no_such_metric_total",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("missing:\n got %q\nwant %q", got, want)
+	}
+}
