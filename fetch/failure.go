@@ -116,14 +116,14 @@ func (p *Pool) fail(ctx context.Context, msg *queue.ChangeMsg, f *failure, log *
 	retry := f.retry && !msg.LastAttempt() && (f.retryFor == 0 || msg.Delivered < uint64(f.retryFor))
 	if retry {
 		delay := p.cfg.retryDelay(msg.Delivered)
-		p.m.retried.WithLabelValues(f.reason).Inc()
+		p.m.retried.WithLabelValues(msg.Change.Source, f.reason).Inc()
 		log.Warn("change failed; will try again", "reason", f.reason, "err", f.err, "delivered", msg.Delivered, "retry_in", delay)
 		if err := msg.Nak(delay); err != nil {
 			log.Warn("could not hand back a failed change; the queue will deliver it again", "err", err)
 		}
 		return
 	}
-	p.m.dead.WithLabelValues(f.reason).Inc()
+	p.m.dead.WithLabelValues(msg.Change.Source, f.reason).Inc()
 	log.Error("change dead-lettered", "reason", f.reason, "err", f.err, "delivered", msg.Delivered)
 	if err := msg.DeadLetter(ctx, f.Error(), f.evidence); err != nil {
 		log.Error("could not dead-letter a failed change; the queue will deliver it again", "reason", f.reason, "err", err)

@@ -54,7 +54,7 @@ func (p *Pool) fetch(ctx context.Context, msg *queue.ChangeMsg, client *upstream
 // match is aborted, never committed.
 func (p *Pool) fetchOne(ctx context.Context, c *viaduct.Change, client *upstream.Client, uri string, wait time.Duration) (*viaduct.Event, *failure) {
 	start := time.Now()
-	defer func() { p.m.duration.Observe(time.Since(start).Seconds()) }()
+	defer func() { p.m.duration.WithLabelValues(c.Source).Observe(time.Since(start).Seconds()) }()
 	resp, err := client.Get(ctx, upstream.Request{URI: uri, Source: c.Source, MaxBytes: p.cfg.MaxBlobBytes, HostWait: wait})
 	if err != nil {
 		return nil, classify(ctx, c, uri, err, p.cfg.NotFoundAttempts)
@@ -70,7 +70,7 @@ func (p *Pool) fetchOne(ctx context.Context, c *viaduct.Change, client *upstream
 	src := &readErr{r: resp.Body}
 	n, err := io.CopyBuffer(writerOnly{w}, src, *bp)
 	p.bufs.Put(bp)
-	p.m.bytes.Add(float64(n))
+	p.m.bytes.WithLabelValues(c.Source).Add(float64(n))
 	if err != nil {
 		if src.err != nil {
 			f := classify(ctx, c, uri, src.err, p.cfg.NotFoundAttempts)
@@ -94,7 +94,7 @@ func (p *Pool) fetchOne(ctx context.Context, c *viaduct.Change, client *upstream
 	if err != nil {
 		return nil, p.storeFailure(ctx, c, uri, fmt.Errorf("commit blob %s: %w", sums.Get(resourcesync.SHA256), err))
 	}
-	p.m.fetched.Inc()
+	p.m.fetched.WithLabelValues(c.Source).Inc()
 	return newEvent(c, key, sums.Get(resourcesync.MD5), size, typeOr(c.Type, resp.Header.Get("Content-Type"))), nil
 }
 

@@ -33,11 +33,11 @@ func (p *Pool) handle(ctx context.Context, msg *queue.ChangeMsg, wait time.Durat
 			attribute.String("viaduct.uri", c.URI),
 			attribute.Int64("viaduct.delivered", int64(msg.Delivered)),
 		))
-	p.m.inFlight.Inc()
+	p.m.inFlight.WithLabelValues(c.Source).Inc()
 	hb := startHeartbeat(msg, p.cfg.InProgressEvery, p.log)
 	end := func() {
 		hb.stop()
-		p.m.inFlight.Dec()
+		p.m.inFlight.WithLabelValues(c.Source).Dec()
 		span.End()
 	}
 	log := p.log.With("source", c.Source, "uri", c.URI, "sha256", c.Hash.Get(resourcesync.SHA256))
@@ -103,7 +103,7 @@ func (p *Pool) publishFailed(ctx context.Context, msg *queue.ChangeMsg, err erro
 // published counts a stored event; false when the test hook stands for a
 // crash before the change is acked.
 func (p *Pool) published(msg *queue.ChangeMsg, ev *viaduct.Event, span trace.Span) bool {
-	p.m.published.WithLabelValues(ev.Op).Inc()
+	p.m.published.WithLabelValues(ev.Source, ev.Op).Inc()
 	span.SetAttributes(attribute.String("viaduct.sha256", ev.SHA256), attribute.Int64("viaduct.length", ev.Length))
 	return p.afterPublish == nil || p.afterPublish(msg) == nil
 }
@@ -111,7 +111,7 @@ func (p *Pool) published(msg *queue.ChangeMsg, ev *viaduct.Event, span trace.Spa
 // acked acks a change whose effect, if any, is durable.
 func (p *Pool) acked(ctx context.Context, msg *queue.ChangeMsg, ev *viaduct.Event, skip string, span trace.Span, log *slog.Logger) {
 	if skip != "" {
-		p.m.skipped.WithLabelValues(skip).Inc()
+		p.m.skipped.WithLabelValues(msg.Change.Source, skip).Inc()
 		span.SetAttributes(attribute.String("viaduct.skipped", skip))
 		log.Debug("change handled without fetching", "reason", skip, "event", ev != nil)
 	}

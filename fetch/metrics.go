@@ -4,44 +4,47 @@ import (
 	"errors"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/viaduct-mirror/viaduct/resourcesync"
 )
 
-// metrics are the workers' counters. Labels are closed sets (reasons,
-// ops), never Source names or URIs, so their number stays bounded.
+// metrics are the workers' counters, by Source. The other labels are
+// closed sets (reasons, ops), never URIs, and Sources are the configured
+// ones, so the number of series stays bounded.
 type metrics struct {
-	bytes     prometheus.Counter
-	fetched   prometheus.Counter
-	published *prometheus.CounterVec // by op
-	skipped   *prometheus.CounterVec // by reason
-	retried   *prometheus.CounterVec // by reason
-	dead      *prometheus.CounterVec // by reason
-	duration  prometheus.Histogram
-	inFlight  prometheus.Gauge
-	parked    prometheus.Counter
+	bytes     *prometheus.CounterVec // source
+	fetched   *prometheus.CounterVec // source
+	published *prometheus.CounterVec // source, op
+	skipped   *prometheus.CounterVec // source, reason
+	retried   *prometheus.CounterVec // source, reason
+	dead      *prometheus.CounterVec // source, reason
+	duration  *prometheus.HistogramVec
+	inFlight  *prometheus.GaugeVec   // source
+	parked    *prometheus.CounterVec // source
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	const ns, sub = "viaduct", "fetch"
 	m := &metrics{
-		bytes: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "bytes_total",
-			Help: "Bitstream bytes read from upstream hosts, verified or not."}),
-		fetched: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "fetched_total",
-			Help: "Bitstreams fetched, verified and stored."}),
+		bytes: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "bytes_total",
+			Help: "Bitstream bytes read from upstream hosts, verified or not."}, []string{"source"}),
+		fetched: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "fetched_total",
+			Help: "Bitstreams fetched, verified and stored."}, []string{"source"}),
 		published: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "events_published_total",
-			Help: "Events published on EVENTS, by op."}, []string{"op"}),
+			Help: "Events published on EVENTS, by op."}, []string{"source", "op"}),
 		skipped: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "skipped_total",
-			Help: "Changes handled without fetching, by reason."}, []string{"reason"}),
+			Help: "Changes handled without fetching, by reason."}, []string{"source", "reason"}),
 		retried: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "retried_total",
-			Help: "Changes handed back to the queue for a later delivery, by reason."}, []string{"reason"}),
+			Help: "Changes handed back to the queue for a later delivery, by reason."}, []string{"source", "reason"}),
 		dead: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "dead_lettered_total",
-			Help: "Changes dead-lettered, by reason."}, []string{"reason"}),
-		duration: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "duration_seconds",
+			Help: "Changes dead-lettered, by reason."}, []string{"source", "reason"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "duration_seconds",
 			Help:    "Time to GET, store and verify one bitstream, successful or not.",
-			Buckets: prometheus.ExponentialBuckets(0.005, 4, 10)}),
-		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "in_flight",
-			Help: "Changes being handled now."}),
-		parked: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "parked_total",
-			Help: "Changes set aside because every slot of their host was taken, for a worker to take up once one is free."}),
+			Buckets: prometheus.ExponentialBuckets(0.005, 4, 10)}, []string{"source"}),
+		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "in_flight",
+			Help: "Changes being handled now."}, []string{"source"}),
+		parked: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "parked_total",
+			Help: "Changes set aside because every slot of their host was taken, for a worker to take up once one is free."}, []string{"source"}),
 	}
 	if reg == nil {
 		return m, nil
@@ -54,4 +57,20 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// Declare creates the series of each named Source at 0, so that a Source
+// appears in the metrics before its first change is fetched. Series by
+// reason appear with their first occurrence.
+func (p *Pool) Declare(sources ...string) {
+	for _, s := range sources {
+		p.m.bytes.WithLabelValues(s)
+		p.m.fetched.WithLabelValues(s)
+		p.m.duration.WithLabelValues(s)
+		p.m.inFlight.WithLabelValues(s)
+		p.m.parked.WithLabelValues(s)
+		for _, op := range []string{resourcesync.Created, resourcesync.Updated, resourcesync.Deleted} {
+			p.m.published.WithLabelValues(s, op)
+		}
+	}
 }

@@ -220,7 +220,7 @@ func (p *Pool) turn(ctx context.Context, msg *queue.ChangeMsg) error {
 		return err
 	}
 	if client := p.deps.Client(msg.Change.Source); client != nil && p.lot.park(msg, client) {
-		p.m.parked.Inc()
+		p.m.parked.WithLabelValues(msg.Change.Source).Inc()
 		return nil
 	}
 	if p.cfg.HostWait > 0 {

@@ -109,6 +109,7 @@ func (p *pass) loadState(ctx context.Context) error {
 	if v != "" {
 		st.baseline, _ = time.Parse(time.RFC3339Nano, v)
 	}
+	p.h.m.lag(p.src.Name, st.changes)
 	if v, err = get(curValidators); err != nil {
 		return err
 	}

@@ -72,6 +72,7 @@ func New(cfg Config, sources []SourceConfig, deps Deps, logger *slog.Logger, reg
 		}
 		h.sources[sc.Name] = &source{resolved: r, policy: p, client: deps.Client.WithPolicy(p)}
 		h.order = append(h.order, sc.Name)
+		m.declare(sc.Name)
 	}
 	return h, nil
 }
@@ -130,11 +131,11 @@ func (h *Harvester) Run(ctx context.Context) error {
 			if h.skipPoll(s) {
 				return // notifications keep it up to date; PushSchedule polls
 			}
-			if err := h.run(ctx, s, true); err != nil && ctx.Err() == nil {
-				h.log.Error("pass failed", "source", s.Name, "err", err)
-			}
+			// A failed pass has logged its error already: one error, one line.
+			_ = h.run(ctx, s, true)
 		}))
 	}
+	h.primeCursors(ctx)
 	c.Start()
 	<-ctx.Done()
 	<-c.Stop().Done() // waits for passes under way, which see ctx's end

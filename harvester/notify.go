@@ -239,7 +239,8 @@ func (p *Push) runCatchUp(ctx context.Context, name string, c catchUp) {
 	before, _ := p.h.deps.Cursors.Cursor(ctx, name, curChanges)
 	if err := p.h.run(ctx, s, false); err != nil {
 		if ctx.Err() == nil {
-			p.log.Error("catching up from the Change List failed; the next notification or poll tries again", "source", name, "topic", c.topic, "reason", c.reason, "err", err)
+			// The pass has logged its error; this only says why it ran.
+			p.log.Debug("catching up from the Change List failed; the next notification or poll tries again", "source", name, "topic", c.topic, "reason", c.reason)
 		}
 		return
 	}

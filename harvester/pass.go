@@ -35,15 +35,14 @@ func (h *Harvester) pass(ctx context.Context, s *source) error {
 	p := &pass{h: h, src: s, client: s.client, policy: s.policy, log: h.log.With("source", s.Name, "collection", s.Collection)}
 	start := time.Now()
 	err := p.do(ctx)
+	h.m.lag(s.Name, p.st.changes) // as far as it durably got, even when failing
 	if err != nil {
-		h.m.passes.WithLabelValues(s.Name, "error").Inc()
+		h.m.ended(s.Name, false)
 		p.log.Error("pass failed", "err", err, "took", time.Since(start))
 		return err
 	}
 	p.passed(ctx)
-	h.m.passes.WithLabelValues(s.Name, "ok").Inc()
-	h.m.lastSuccess.WithLabelValues(s.Name).SetToCurrentTime()
-	h.m.lag(s.Name, p.st.changes)
+	h.m.ended(s.Name, true)
 	p.log.Debug("pass done", "took", time.Since(start))
 	return nil
 }

@@ -2,6 +2,8 @@ package node
 
 import (
 	"context"
+	"runtime"
+	"runtime/debug"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -49,7 +51,40 @@ func (c *catalogCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.changes, prometheus.GaugeValue, float64(st.Changes))
 	ch <- prometheus.MustNewConstMetric(c.applied, prometheus.GaugeValue, float64(st.LastApplied))
 	ch <- prometheus.MustNewConstMetric(c.outranked, prometheus.CounterValue, float64(c.n.cat.Outranked()))
-	if last, err := c.n.q.LastEventSeq(ctx); err == nil && last >= st.LastApplied {
-		ch <- prometheus.MustNewConstMetric(c.lag, prometheus.GaugeValue, float64(last-st.LastApplied))
+	// While NATS is away the queue reports the last EVENTS sequence it
+	// read (viaduct_queue_stats_stale says so): the lag is then a floor,
+	// reported rather than missing.
+	qs, _ := c.n.q.Stats(ctx)
+	var lag uint64
+	if qs.EventsLastSeq > st.LastApplied {
+		lag = qs.EventsLastSeq - st.LastApplied
 	}
+	ch <- prometheus.MustNewConstMetric(c.lag, prometheus.GaugeValue, float64(lag))
+}
+
+// buildInfo is viaduct_build_info: always 1, its labels say which build
+// runs, so a dashboard can show versions and an alert can join on them.
+func buildInfo(version string) prometheus.Collector {
+	revision, modified := "unknown", "false"
+	goversion := runtime.Version()
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				revision = s.Value
+			case "vcs.modified":
+				modified = s.Value
+			}
+		}
+	}
+	if version == "" {
+		version = "dev"
+	}
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "viaduct_build_info",
+		Help:        "Always 1; the labels name the running build: version, goversion, revision (git commit) and modified (a build from a changed tree).",
+		ConstLabels: prometheus.Labels{"version": version, "goversion": goversion, "revision": revision, "modified": modified},
+	})
+	g.Set(1)
+	return g
 }

@@ -60,7 +60,7 @@ func Start(ctx context.Context, cfg Config, opts Options) (n *Node, err error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	n = &Node{cfg: cfg, log: log, reg: prometheus.NewRegistry(), closed: make(chan struct{})}
-	n.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	n.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildInfo(opts.Version))
 	defer func() {
 		if err != nil {
 			n.Close()

@@ -62,6 +62,7 @@ func startRoles(ctx context.Context, n *Node, opts Options) (*roles, error) {
 		client.Close()
 		return nil, err
 	}
+	r.pool.Declare(r.harv.Sources()...)
 	if r.push, err = startPush(ctx, n, r.harv); err != nil {
 		client.Close()
 		return nil, err

@@ -97,6 +97,7 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*Queue, error) 
 		q.Close()
 		return nil, err
 	}
+	m.watch(q)
 	return q, nil
 }
 

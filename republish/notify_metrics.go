@@ -3,6 +3,7 @@ package republish
 import (
 	"context"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -46,6 +47,9 @@ func NewNotifyMetrics(reg prometheus.Registerer, subscribers func() int, queued 
 		failed:     prometheus.NewCounterVec(opts("publish_failures_total", "Publications that failed and will be retried, by collection."), []string{"collection"}),
 		deliveries: prometheus.NewCounterVec(opts("deliveries_total", "Notifications POSTed to subscribers (or to the external hub), by result: ok, failed (retried), refused (dropped), gone."), []string{"result"}),
 	}
+	for _, r := range []string{DeliveryOK, DeliveryFailed, DeliveryRefused, DeliveryGone} {
+		m.deliveries.WithLabelValues(r)
+	}
 	if reg == nil {
 		return m, nil
 	}
@@ -67,10 +71,11 @@ func NewNotifyMetrics(reg prometheus.Registerer, subscribers func() int, queued 
 }
 
 // queueCollector reads the queue depth at scrape time; a failed read
-// leaves the gauge out rather than reporting a wrong zero.
+// reports the last depth read, so the series never vanishes in an outage.
 type queueCollector struct {
 	queued func(context.Context) (uint64, error)
 	desc   *prometheus.Desc
+	last   atomic.Uint64
 }
 
 func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
@@ -78,9 +83,14 @@ func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if n, err := c.queued(ctx); err == nil {
-		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n))
+	n, err := c.queued(ctx)
+	if err != nil {
+		// NATS away: the last depth read, rather than no series at all
+		// (viaduct_queue_connected says the figure is stale).
+		n = c.last.Load()
 	}
+	c.last.Store(n)
+	ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n))
 }
 
 // Publisher returns pub counting what it publishes for s's collections.
