@@ -229,7 +229,7 @@ func (p *Pool) turn(ctx context.Context, msg *queue.ChangeMsg) error {
 		}
 	}
 	if msg.Delivered <= 1 {
-		p.m.retried.WithLabelValues("busy").Inc()
+		p.m.retried.WithLabelValues(msg.Change.Source, "busy").Inc()
 		if err := msg.Nak(p.cfg.BusyRetry); err != nil {
 			p.log.Warn("could not hand back a change for a busy host", "source", msg.Change.Source, "uri", msg.Change.URI, "err", err)
 		}
