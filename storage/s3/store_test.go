@@ -6,8 +6,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/minio/minio-go/v7"
@@ -231,4 +236,56 @@ func BenchmarkPutStreamed(b *testing.B) {
 		b.Fatal(err)
 	}
 	storagetest.BenchmarkPut(b, s)
+}
+
+// TestSmallBlobOneRequest counts the requests a small blob costs: one PUT,
+// conditional, both when it is new and when it is stored already, and the
+// blob stored first is kept with its time.
+func TestSmallBlobOneRequest(t *testing.T) {
+	srv := startServer(t)
+	var puts, others atomic.Int64
+	target, _ := url.Parse("http://" + srv.endpoint)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPut {
+			puts.Add(1)
+		} else {
+			others.Add(1)
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	defer front.Close()
+	cfg := srv.config()
+	cfg.Endpoint = strings.TrimPrefix(front.URL, "http://")
+	s, err := New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	body := []byte("one request per small blob")
+	puts.Store(0)
+	others.Store(0)
+	key := storagetest.Put(t, s, body)
+	if p, o := puts.Load(), others.Load(); p != 1 || o != 0 {
+		t.Fatalf("a new small blob cost %d PUTs and %d other requests, want 1 PUT", p, o)
+	}
+	first, err := s.Stat(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	puts.Store(0)
+	others.Store(0)
+	if again := storagetest.Put(t, s, body); again != key {
+		t.Fatalf("the same bytes committed as %s, then %s", key, again)
+	}
+	if p, o := puts.Load(), others.Load(); p != 1 || o != 0 {
+		t.Fatalf("a small blob stored already cost %d PUTs and %d other requests, want 1 PUT", p, o)
+	}
+	second, err := s.Stat(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !second.ModTime.Equal(first.ModTime) {
+		t.Fatalf("committing the blob again moved its time from %v to %v", first.ModTime, second.ModTime)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"time"
 
 	"github.com/minio/minio-go/v7"
@@ -135,14 +136,19 @@ func (w *writer) Commit(ctx context.Context) (string, error) {
 }
 
 // putSmall stores a held blob with one PUT under its final name, which
-// appears whole or not at all. The server checks the Content-MD5.
+// appears whole or not at all. The server checks the Content-MD5, and
+// If-None-Match: * keeps a blob already there as it is (answered 412), so
+// that a blob costs one request, not a HEAD and a PUT. A server that
+// ignores the condition rewrites the same bytes under the same key, which
+// changes nothing but the object's time.
 func (w *writer) putSmall(ctx context.Context, key string) error {
-	if ok, err := w.s.exists(ctx, key); ok || err != nil {
-		return err
-	}
-	_, err := w.s.client.PutObject(ctx, w.s.cfg.Bucket, w.s.blobName(key), bytes.NewReader(w.buf), int64(len(w.buf)),
-		minio.PutObjectOptions{ContentType: "application/octet-stream", SendContentMd5: true})
+	opts := minio.PutObjectOptions{ContentType: "application/octet-stream", SendContentMd5: true}
+	opts.SetMatchETagExcept("*")
+	_, err := w.s.client.PutObject(ctx, w.s.cfg.Bucket, w.s.blobName(key), bytes.NewReader(w.buf), int64(len(w.buf)), opts)
 	w.buf = nil
+	if minio.ToErrorResponse(err).StatusCode == http.StatusPreconditionFailed {
+		return nil // stored already: the blob keeps its first commit's time
+	}
 	return err
 }
 
