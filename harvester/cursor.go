@@ -172,3 +172,10 @@ func (p *pass) advance(ctx context.Context, t time.Time, ids []string) error {
 	p.h.m.lag(p.src.Name, t)
 	return nil
 }
+
+// CursorNames are the names of every cursor a pass or Push keeps for a
+// Source: what a node carries over when it moves a Source's position from
+// its catalog to the shared position bucket.
+func CursorNames() []string {
+	return []string{curCapabilities, curChanges, curTie, curBaseline, curValidators, curIndex, curSubscription, curNotified}
+}

@@ -17,6 +17,15 @@ type Cursors interface {
 	SetCursor(ctx context.Context, source, name, value string) error
 }
 
+// Leases decides which node harvests a Source when several share one
+// queue. Hold is called before every pass over source: it returns
+// ErrElsewhere when another node harvests it, else a context for the pass
+// that ends if the lease is lost mid-pass, and done, called when the pass
+// has ended (well or not), which may give the lease up.
+type Leases interface {
+	Hold(ctx context.Context, source string) (passCtx context.Context, done func(), err error)
+}
+
 // Held is what the aggregator holds, which a baseline is compared with.
 type Held interface {
 	// Lookup reads the few columns a baseline compares an entry with;
@@ -38,8 +47,12 @@ type Deps struct {
 	Client *upstream.Client
 	// Upstream is the Config Client was built with: the base of every
 	// Source's Policy, to which the Source adds its authorities.
-	Upstream  upstream.Config
-	Cursors   Cursors
+	Upstream upstream.Config
+	Cursors  Cursors
+	// Leases, when set, runs each Source's passes only on the node that
+	// holds its lease; Cursors must then be fenced by the same lease.
+	// Without it every pass runs here (one node).
+	Leases    Leases
 	Held      Held
 	Publisher Publisher
 	// Blobs, when set, lets the harvester read Dumps: it stores each

@@ -105,6 +105,11 @@ func (h *Harvester) run(ctx context.Context, s *source, skipIfBusy bool) error {
 		return ctx.Err()
 	}
 	defer func() { <-h.sem }()
+	ctx, done, err := h.hold(ctx, s)
+	if err != nil || done == nil {
+		return err
+	}
+	defer done()
 	ctx, cancel := context.WithTimeout(ctx, h.cfg.PassTimeout)
 	defer cancel()
 	return h.pass(ctx, s)

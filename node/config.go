@@ -77,7 +77,12 @@ type BlobsConfig struct {
 	// rounds (see storage/dir): commits arriving meanwhile share the next
 	// round. Default 3ms; 0 runs rounds back to back.
 	SyncInterval time.Duration `yaml:"sync_interval"`
-	S3           s3.Config     `yaml:"s3"`
+	// Shared declares that Dir is one directory every node sees (a
+	// network file system): the only way a directory store may back
+	// several nodes sharing an external queue (queue.url), since each
+	// node serves bitstreams another node fetched. Default false.
+	Shared bool      `yaml:"shared"`
+	S3     s3.Config `yaml:"s3"`
 }
 
 // CatalogConfig places the SQLite catalog.
@@ -201,6 +206,7 @@ func (c *Config) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("blobs.kind: %q is not dir or s3", c.Blobs.Kind))
 	}
+	errs = append(errs, c.checkShared())
 	errs = append(errs, c.Upstream.Validate(), c.Fetch.Validate())
 	field("harvest", c.Harvest.Validate())
 	errs = append(errs, c.Harvest.ValidateSources(c.Sources))

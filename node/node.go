@@ -79,6 +79,9 @@ func Start(ctx context.Context, cfg Config, opts Options) (n *Node, err error) {
 		n.cfg.Republish.BaseURL = n.url
 	}
 
+	if err := makeDataDir(&cfg); err != nil {
+		return n, err
+	}
 	qcfg := cfg.Queue
 	qcfg.Registerer = n.reg
 	if n.q, err = queue.Open(ctx, qcfg, log.With("role", "queue")); err != nil {

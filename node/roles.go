@@ -19,6 +19,7 @@ type roles struct {
 	harv   *harvester.Harvester
 	pool   *fetch.Pool
 	push   *harvester.Push
+	leases *sourceLeases
 }
 
 func startRoles(ctx context.Context, n *Node, opts Options) (*roles, error) {
@@ -31,10 +32,15 @@ func startRoles(ctx context.Context, n *Node, opts Options) (*roles, error) {
 		return nil, fmt.Errorf("starting upstream client: %w", err)
 	}
 	r := &roles{client: client}
+	if r.leases, err = startLeases(ctx, n.q, n.cat, len(n.cfg.Sources), n.log.With("role", "harvester")); err != nil {
+		client.Close()
+		return nil, err
+	}
 	r.harv, err = harvester.New(n.cfg.Harvest, n.cfg.Sources, harvester.Deps{
 		Client:    client,
 		Upstream:  ucfg,
-		Cursors:   n.cat,
+		Cursors:   r.leases,
+		Leases:    r.leases,
 		Held:      n.cat,
 		Publisher: n.q,
 		// Bitstreams from Dump packages are stored before their changes
@@ -92,7 +98,7 @@ func (r *roles) mount(mux *http.ServeMux) {
 }
 
 func (r *roles) close() error {
-	return errors.Join(closePush(r.push), r.harv.Close(), r.pool.Close(), r.client.Close())
+	return errors.Join(closePush(r.push), r.harv.Close(), r.pool.Close(), r.leases.close(), r.client.Close())
 }
 
 func ignoreCanceled(err error) error {

@@ -1,6 +1,9 @@
 package queue
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // KVKey turns any name into one key of a KV bucket, reversibly for the
 // reader of the bucket: letters, digits, '-' and '_' stay, every other
@@ -23,4 +26,25 @@ func KVKey(name string) string {
 		b.WriteByte(hex[c&15])
 	}
 	return b.String()
+}
+
+// KVName reverses KVKey.
+func KVName(key string) (string, error) {
+	if key == "=" {
+		return "", nil
+	}
+	var b strings.Builder
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		if c != '=' {
+			b.WriteByte(c)
+			continue
+		}
+		if i+2 >= len(key) || !isHex(key[i+1]) || !isHex(key[i+2]) {
+			return "", fmt.Errorf("queue: key %q: bad escape at byte %d", key, i)
+		}
+		b.WriteByte(unhex(key[i+1])<<4 | unhex(key[i+2]))
+		i += 2
+	}
+	return b.String(), nil
 }

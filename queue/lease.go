@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -180,4 +181,34 @@ func (l *Lease) renewLoop() {
 		_ = l.Renew(ctx) // a failure is retried on the next tick until Held says no
 		cancel()
 	}
+}
+
+// Holders returns who holds each lease whose name starts with prefix, by
+// name: how a node learns how many nodes are alive ("node:") and how
+// Sources are spread.
+func (q *Queue) Holders(ctx context.Context, prefix string) (map[string]string, error) {
+	kv, err := q.Bucket(ctx, BucketLeases)
+	if err != nil {
+		return nil, err
+	}
+	keys, err := kv.ListKeys(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("queue: list leases: %w", err)
+	}
+	out := map[string]string{}
+	for key := range keys.Keys() {
+		name, err := KVName(key)
+		if err != nil || !strings.HasPrefix(name, prefix) {
+			continue
+		}
+		e, err := kv.Get(ctx, key)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			continue // released or expired since listed
+		}
+		if err != nil {
+			return nil, fmt.Errorf("queue: read lease %q: %w", name, err)
+		}
+		out[name] = string(e.Value())
+	}
+	return out, nil
 }

@@ -93,6 +93,12 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*Queue, error) 
 		q.Close()
 		return nil, err
 	}
+	for _, b := range []string{BucketLeases, BucketPositions, BucketHub} {
+		if _, err := q.Bucket(ctx, b); err != nil {
+			q.Close()
+			return nil, err
+		}
+	}
 	if err := q.watchMaxDeliveries(); err != nil {
 		q.Close()
 		return nil, err
