@@ -31,14 +31,18 @@ func (r *Reader) capture(start *token, uri string) (Element, error) {
 			}
 		case tokText, tokComment, tokPI:
 			size += len(t.data)
+			r.kept += len(t.data)
 		case tokEnd:
 			r.endElement()
 		}
-		if size > r.lim.MaxAttrLen {
+		if size > r.lim.MaxAttrLen || r.kept > r.lim.MaxEntryBytes {
 			if len(r.stack) >= depth {
 				if err := r.skipTo(depth); err != nil {
 					return el, err
 				}
+			}
+			if size <= r.lim.MaxAttrLen {
+				return el, r.limitErr("MaxEntryBytes", "extension element <%s>: more than %d bytes in the entry or header", qname(name), r.lim.MaxEntryBytes)
 			}
 			return el, r.limitErr("MaxAttrLen", "extension element <%s>: more than %d bytes", qname(name), r.lim.MaxAttrLen)
 		}

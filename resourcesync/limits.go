@@ -16,6 +16,18 @@ type Limits struct {
 	MaxURILen       int   // loc and href, default 8 KiB
 	MaxDepth        int   // element nesting, default 32
 	MaxChildren     int   // child elements of one entry, and of the root before the first entry (rs:ln, extensions...), default 1,024
+	// MaxTokenLen is the length, as read, of any one tag with its
+	// attributes, comment, processing instruction or CDATA section, default
+	// 256 KiB. Text is read in pieces and has no such bound: a run of white
+	// space of any length costs no memory.
+	MaxTokenLen int
+	// MaxEntryBytes is what one entry, or the header, may keep: the bytes
+	// of its tags (names and attribute values) and of the text of its
+	// extension elements together, default 1 MiB. An entry past it is
+	// refused (the rest of the document is read); a header past it, or
+	// names of open elements and namespace declarations in scope past it,
+	// end the document.
+	MaxEntryBytes int
 }
 
 // DefaultLimits returns the limits a harvester of public Sources can live
@@ -30,6 +42,8 @@ func DefaultLimits() Limits {
 		MaxURILen:       8 << 10,
 		MaxDepth:        32,
 		MaxChildren:     1024,
+		MaxTokenLen:     256 << 10,
+		MaxEntryBytes:   1 << 20,
 	}
 }
 
@@ -56,6 +70,12 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxChildren <= 0 {
 		l.MaxChildren = d.MaxChildren
+	}
+	if l.MaxTokenLen <= 0 {
+		l.MaxTokenLen = d.MaxTokenLen
+	}
+	if l.MaxEntryBytes <= 0 {
+		l.MaxEntryBytes = d.MaxEntryBytes
 	}
 	return l
 }
@@ -89,8 +109,12 @@ var ErrNotSitemap = errors.New("not a Sitemap document")
 type limitError struct {
 	limit string
 	max   int64
+	what  string // what was too long, when not the whole input
 }
 
 func (e *limitError) Error() string {
+	if e.what != "" {
+		return fmt.Sprintf("%s of more than %d bytes (%s)", e.what, e.max, e.limit)
+	}
 	return fmt.Sprintf("more than %d bytes (%s)", e.max, e.limit)
 }

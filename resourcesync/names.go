@@ -20,7 +20,8 @@ type binding struct {
 // compared with the few namespaces the reader knows without a string being
 // made of them.
 type nsScope struct {
-	b []binding
+	b    []binding
+	size int // bytes of the prefixes and namespaces in b, for MaxEntryBytes
 }
 
 // push records the declarations among attrs, made by the element at depth.
@@ -30,8 +31,10 @@ func (s *nsScope) push(attrs []attr, depth int) {
 		switch {
 		case string(prefix) == "xmlns":
 			s.b = append(s.b, binding{string(local), string(a.value), depth})
+			s.size += len(local) + len(a.value)
 		case len(prefix) == 0 && string(local) == "xmlns":
 			s.b = append(s.b, binding{"", string(a.value), depth})
+			s.size += len(a.value)
 		}
 	}
 }
@@ -39,6 +42,8 @@ func (s *nsScope) push(attrs []attr, depth int) {
 // pop forgets the declarations of elements at depth and deeper.
 func (s *nsScope) pop(depth int) {
 	for len(s.b) > 0 && s.b[len(s.b)-1].depth >= depth {
+		last := s.b[len(s.b)-1]
+		s.size -= len(last.prefix) + len(last.uri)
 		s.b = s.b[:len(s.b)-1]
 	}
 }

@@ -27,6 +27,7 @@ type Reader struct {
 	text    []byte
 	blk     *entryBlock // of the entry being read
 	strs    strCache
+	kept    int // bytes of start tags and captured text since the entry (or the header) began, for MaxEntryBytes
 }
 
 // NewReader reads a document through its header: the root element and the
@@ -40,7 +41,7 @@ func NewReader(r io.Reader, lim Limits) (*Reader, error) {
 		rd := &Reader{lim: lim}
 		return nil, rd.fatal(err)
 	}
-	return newReader(newScanner(in), lim)
+	return newReader(newScanner(in, lim.MaxTokenLen), lim)
 }
 
 // newReader reads the header from src, lim already complete.
@@ -106,11 +107,20 @@ func (r *Reader) token() (*token, error) {
 		}
 		r.stack = append(r.stack, len(r.names))
 		r.names = append(r.names, t.name...)
+		r.kept += len(t.name)
+		for _, a := range t.attrs {
+			r.kept += len(a.name) + len(a.value)
+		}
 		if hasDecl(t.attrs) {
 			if err := checkDecls(t.attrs); err != nil {
 				return nil, err
 			}
 			r.ns.push(t.attrs, len(r.stack))
+		}
+		if len(r.names)+r.ns.size > r.lim.MaxEntryBytes {
+			e := r.limitErr("MaxEntryBytes", "names of open elements and namespace declarations in scope: more than %d bytes", r.lim.MaxEntryBytes)
+			e.Fatal = true
+			return nil, e
 		}
 	case tokEnd:
 		if len(r.stack) == 0 {

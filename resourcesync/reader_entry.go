@@ -17,6 +17,9 @@ func (r *Reader) readHeader() error {
 		if err != nil {
 			return r.fatal(err)
 		}
+		if r.kept > r.lim.MaxEntryBytes && t.kind == tokStart {
+			return r.fatal(r.limitErr("MaxEntryBytes", "document header: more than %d bytes", r.lim.MaxEntryBytes))
+		}
 		switch t.kind {
 		case tokStart:
 			uri, local, err := r.resolve(t.name)
@@ -160,6 +163,7 @@ func (r *Reader) skip() error {
 // be, and the first problem is returned as a non-fatal Error.
 func (r *Reader) readEntry() (*Entry, error) {
 	r.entries++
+	r.kept = 0
 	if r.entries > r.lim.MaxEntries {
 		return nil, r.fatal(r.limitErr("MaxEntries", "more than %d entries", r.lim.MaxEntries))
 	}
@@ -192,7 +196,10 @@ func (r *Reader) readEntry() (*Entry, error) {
 			if err != nil {
 				return nil, r.fatal(err)
 			}
-			if children++; children > r.lim.MaxChildren {
+			if children++; children > r.lim.MaxChildren || r.kept > r.lim.MaxEntryBytes {
+				if bad == nil && r.kept > r.lim.MaxEntryBytes {
+					bad = r.limitErr("MaxEntryBytes", "more than %d bytes in one entry", r.lim.MaxEntryBytes)
+				}
 				if bad == nil {
 					bad = r.limitErr("MaxChildren", "more than %d elements in one entry", r.lim.MaxChildren)
 				}

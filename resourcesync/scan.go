@@ -68,10 +68,17 @@ type scanner struct {
 	vals    []byte // decoded attribute values of the current start tag
 	offs    []int  // per attribute: name start, name end (from mark), value start, value end
 	nameOff [2]int // element name, from mark
+	maxTok  int    // bytes one token may span in the window (Limits.MaxTokenLen)
+	carry   int    // "]" ending the last piece of a run of text split by scanText
 }
 
-func newScanner(in io.Reader) *scanner {
-	return &scanner{in: in, buf: make([]byte, 64<<10), ln: 1}
+// textPiece is the size past which a run of text is handed to the reader
+// in pieces (or half the window, when smaller), so that text (white space
+// between elements above all) never makes the window grow.
+const textPiece = 32 << 10
+
+func newScanner(in io.Reader, maxTok int) *scanner {
+	return &scanner{in: in, buf: make([]byte, min(64<<10, max(maxTok, 4<<10))), ln: 1, maxTok: maxTok}
 }
 
 func (s *scanner) line() int { return s.ln }
@@ -100,8 +107,10 @@ func (s *scanner) next() (*token, error) {
 		return nil, s.rerr
 	}
 	var err error
+	carry := s.carry
+	s.carry = 0
 	if s.buf[s.pos] != '<' {
-		err = s.scanText()
+		err = s.scanText(carry)
 	} else {
 		s.pos++
 		err = s.scanMarkup()
@@ -126,7 +135,9 @@ func (s *scanner) need() bool {
 }
 
 // more reads more input into the window, keeping the current token's
-// bytes (from mark on) and growing the window when the token fills it.
+// bytes (from mark on) and growing the window when the token fills it, up
+// to maxTok: a longer token is a MaxTokenLen error, so that the window
+// never holds more than twice that.
 func (s *scanner) more() bool {
 	if s.rerr != nil {
 		return false
@@ -138,6 +149,10 @@ func (s *scanner) more() bool {
 		s.mark = 0
 	}
 	if s.end == len(s.buf) {
+		if s.end >= s.maxTok {
+			s.rerr = &limitError{limit: "MaxTokenLen", max: int64(s.maxTok), what: "one tag, comment, processing instruction or CDATA section"}
+			return false
+		}
 		s.buf = append(s.buf, make([]byte, len(s.buf))...)
 	}
 	for i := 0; i < 100; i++ {

@@ -81,7 +81,7 @@ func (s *scanner) scanStart() error {
 		}
 		s.pos++
 		vs := len(s.vals)
-		if s.vals, err = s.chars(s.vals, q); err != nil {
+		if s.vals, err = s.chars(s.vals, q, 0); err != nil {
 			return err
 		}
 		if err := s.checkChars(s.vals[vs:]); err != nil {

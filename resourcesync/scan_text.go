@@ -117,10 +117,14 @@ func nameRune(r rune, first bool) bool {
 	return !first && (r == 0xB7 || r >= 0x300 && r <= 0x36F || r == 0x203F || r == 0x2040)
 }
 
-// scanText reads character data up to the next '<' or the end of input.
-func (s *scanner) scanText() error {
+// scanText reads character data up to the next '<' or the end of input,
+// or a piece of it: a run longer than textPiece is handed on in pieces, cut
+// between characters, so that the window and the text buffer stay small
+// whatever its length. carry is the number of "]" that ended the previous
+// piece, for the "]]>" check across the cut.
+func (s *scanner) scanText(carry int) error {
 	var err error
-	if s.text, err = s.chars(s.text[:0], 0); err != nil {
+	if s.text, err = s.chars(s.text[:0], 0, carry); err != nil {
 		return err
 	}
 	s.tok.kind = tokText
@@ -164,14 +168,15 @@ func (s *scanner) scanCDATA() error {
 
 // chars decodes text (quote 0) or a quoted attribute value (quote ' or ")
 // onto out: references resolved, line ends normalised. Text ends before
-// '<' or at the end of input and may not hold "]]>"; a value ends at its
-// quote, which is consumed, and may not hold '<'.
-func (s *scanner) chars(out []byte, quote byte) ([]byte, error) {
+// '<' or at the end of input, or after textPiece bytes at the end of the
+// window (see scanText), and may not hold "]]>"; a value ends at its
+// quote, which is consumed, and may not hold '<'. brackets is the number
+// of "]" just read before the text.
+func (s *scanner) chars(out []byte, quote byte, brackets int) ([]byte, error) {
 	stop := uint8(clText)
 	if quote != 0 {
 		stop = clValue
 	}
-	brackets := 0 // "]" just read, in text
 	for {
 		i := s.pos
 		for i < s.end && byteClass[s.buf[i]]&stop == 0 {
@@ -183,6 +188,9 @@ func (s *scanner) chars(out []byte, quote byte) ([]byte, error) {
 			brackets = 0
 		}
 		if s.pos >= s.end {
+			if quote == 0 && s.end-s.mark >= min(textPiece, len(s.buf)/2) {
+				return s.cutText(out, brackets), nil
+			}
 			if s.more() {
 				continue
 			}
@@ -231,4 +239,22 @@ func (s *scanner) chars(out []byte, quote byte) ([]byte, error) {
 		out = append(out, c)
 		s.pos++
 	}
+}
+
+// cutText ends a piece of text at the end of the window, before the bytes
+// of a character the window holds only the start of, which begin the next
+// piece.
+func (s *scanner) cutText(out []byte, brackets int) []byte {
+	j := len(out) - 1
+	for j >= 0 && j > len(out)-utf8.UTFMax && out[j]&0xC0 == 0x80 {
+		j--
+	}
+	if j >= 0 && out[j] >= 0xC0 && !utf8.FullRune(out[j:]) {
+		k := len(out) - j
+		s.pos -= k
+		out = out[:j]
+		brackets = 0
+	}
+	s.carry = brackets
+	return out
 }

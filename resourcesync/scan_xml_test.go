@@ -109,7 +109,8 @@ func asError(err error) *Error {
 }
 
 func scanOutcome(data []byte, lim Limits) outcome {
-	return readWith(data, lim, func(in io.Reader) tokenSource { return newScanner(in) })
+	lim = lim.withDefaults()
+	return readWith(data, lim, func(in io.Reader) tokenSource { return newScanner(in, lim.MaxTokenLen) })
 }
 
 func xmlOutcome(data []byte, lim Limits) outcome {
