@@ -55,8 +55,11 @@ func (p *Pool) fetch(ctx context.Context, msg *queue.ChangeMsg, client *upstream
 func (p *Pool) fetchOne(ctx context.Context, c *viaduct.Change, client *upstream.Client, uri string, wait time.Duration) (*viaduct.Event, *failure) {
 	start := time.Now()
 	defer func() { p.m.duration.WithLabelValues(c.Source).Observe(time.Since(start).Seconds()) }()
-	resp, err := client.Get(ctx, upstream.Request{URI: uri, Source: c.Source, MaxBytes: p.cfg.MaxBlobBytes, HostWait: wait})
+	resp, err := client.Get(ctx, upstream.Request{URI: uri, Source: c.Source, MaxBytes: p.cfg.MaxBlobBytes, HostWait: wait, Declared: c.Length})
 	if err != nil {
+		if f := p.overDeclared(c, uri, err); f != nil {
+			return nil, f
+		}
 		return nil, classify(ctx, c, uri, err, p.cfg.NotFoundAttempts)
 	}
 	defer resp.Body.Close()
@@ -72,6 +75,10 @@ func (p *Pool) fetchOne(ctx context.Context, c *viaduct.Change, client *upstream
 	p.bufs.Put(bp)
 	p.m.bytes.WithLabelValues(c.Source).Add(float64(n))
 	if err != nil {
+		if f := p.overDeclared(c, uri, src.err); f != nil {
+			f.evidence["status"] = strconv.Itoa(resp.Status)
+			return nil, f
+		}
 		if src.err != nil {
 			f := classify(ctx, c, uri, src.err, p.cfg.NotFoundAttempts)
 			f.evidence["computed_length"] = strconv.FormatInt(n, 10) + " (incomplete)"
@@ -131,6 +138,24 @@ func verifiable(hs resourcesync.Hashes) bool {
 		}
 	}
 	return false
+}
+
+// overDeclared is the mismatch failure for a body found longer than the
+// Source declared, by its Content-Length or one byte past the declared
+// length, nil for any other error. Reading stopped there, and what was
+// written is discarded with the temporary blob.
+func (p *Pool) overDeclared(c *viaduct.Change, uri string, err error) *failure {
+	if err == nil || !errors.Is(err, upstream.ErrTooLarge) || c.Length == nil || *c.Length >= p.cfg.MaxBlobBytes {
+		return nil
+	}
+	f := &failure{reason: "mismatch", retry: true, err: fmt.Errorf("%s: length mismatch: declared %d, served more: %w", uri, *c.Length, err), evidence: evidence(c, uri)}
+	f.evidence["error"] = err.Error()
+	f.evidence["computed_length"] = fmt.Sprintf("more than %d (reading stopped)", *c.Length)
+	var ue *upstream.Error
+	if errors.As(err, &ue) && ue.Status != 0 {
+		f.evidence["status"] = strconv.Itoa(ue.Status)
+	}
+	return f
 }
 
 func (p *Pool) storeFailure(ctx context.Context, c *viaduct.Change, uri string, err error) *failure {

@@ -41,18 +41,34 @@ func (c *Client) response(req *Request, hr *http.Response, attempt int, op strin
 		resp.ContentLength = 0
 		return resp, nil
 	}
-	gz := strings.EqualFold(strings.TrimSpace(hr.Header.Get("Content-Encoding")), "gzip")
-	if gz {
-		resp.ContentLength = -1
-	} else if hr.ContentLength > req.MaxBytes {
-		drain(hr.Body)
+	refuse := func(kind error, err error) (*Response, error) {
+		hr.Body.Close() // not drained: a refused body is not read at all
 		cancel()
 		release()
-		return nil, &Error{Source: req.Source, URI: uri, Op: op, Status: hr.StatusCode, Attempts: attempt, Kind: ErrTooLarge,
-			Err: fmt.Errorf("Content-Length %d exceeds the limit of %d bytes", hr.ContentLength, req.MaxBytes)}
+		return nil, &Error{Source: req.Source, URI: uri, Op: op, Status: hr.StatusCode, Attempts: attempt, Kind: kind, Err: err}
+	}
+	gz, err := encoding(hr.Header, req.Gzip)
+	if err != nil {
+		return refuse(ErrPermanent, err)
+	}
+	max := req.MaxBytes
+	if req.Declared != nil && *req.Declared < max {
+		max = *req.Declared
+	}
+	if gz {
+		resp.ContentLength = -1
+	} else if hr.ContentLength > max {
+		if max < req.MaxBytes {
+			return refuse(ErrTooLarge, fmt.Errorf("Content-Length %d exceeds the declared length of %d bytes", hr.ContentLength, max))
+		}
+		return refuse(ErrTooLarge, fmt.Errorf("Content-Length %d exceeds the limit of %d bytes", hr.ContentLength, max))
+	}
+	what := "the limit of"
+	if max < req.MaxBytes {
+		what = "the declared length of"
 	}
 	resp.Body = &body{
-		raw: hr.Body, gzip: gz, max: req.MaxBytes, want: hr.ContentLength,
+		raw: hr.Body, gzip: gz, max: max, what: what, want: hr.ContentLength,
 		source: req.Source, uri: uri,
 		bytes: c.core.metrics.bytes.WithLabelValues(hr.Request.URL.Host),
 		done:  func() { cancel(); release() },
@@ -66,7 +82,8 @@ type body struct {
 	raw    io.ReadCloser
 	gzip   bool
 	gz     *gzip.Reader
-	max    int64 // decoded bytes allowed
+	max    int64  // decoded bytes allowed
+	what   string // what max is, for the error: "the limit of", "the declared length of"
 	want   int64 // raw Content-Length, -1 if unknown
 	rawN   int64
 	n      int64
@@ -90,6 +107,11 @@ func (b *body) Read(p []byte) (int, error) {
 		gz.Multistream(true)
 		b.gz = gz
 	}
+	// One byte past max is enough to know the body is too large: never
+	// ask the Source (or the decoder) for more.
+	if left := b.max - b.n + 1; int64(len(p)) > left {
+		p = p[:left]
+	}
 	var k int
 	var err error
 	if b.gz != nil {
@@ -104,7 +126,7 @@ func (b *body) Read(p []byte) (int, error) {
 		b.n = b.max
 		b.bytes.Add(float64(k))
 		b.err = &Error{Source: b.source, URI: b.uri, Op: "read", Kind: ErrTooLarge,
-			Err: fmt.Errorf("body exceeds the limit of %d bytes", b.max)}
+			Err: fmt.Errorf("body exceeds %s %d bytes", b.what, b.max)}
 		b.close()
 		return k, b.err
 	}
@@ -170,4 +192,21 @@ func (r countReader) Read(p []byte) (int, error) {
 	k, err := r.b.raw.Read(p)
 	r.b.rawN += int64(k)
 	return k, err
+}
+
+// encoding reports whether a response's body is gzip-encoded, and refuses
+// an encoding that was not asked for: gzip when identity was (bitstreams,
+// whose declared length and hashes are of the bytes as served), and any
+// encoding but gzip and identity.
+func encoding(h http.Header, asked bool) (bool, error) {
+	ce := strings.ToLower(strings.TrimSpace(strings.Join(h.Values("Content-Encoding"), ",")))
+	switch {
+	case ce == "" || ce == "identity":
+		return false, nil
+	case ce == "gzip" && asked:
+		return true, nil
+	case ce == "gzip":
+		return false, errors.New("Content-Encoding gzip was not asked for (Accept-Encoding: identity); refused, not decoded")
+	}
+	return false, fmt.Errorf("Content-Encoding %q was not asked for; refused, not decoded", ce)
 }

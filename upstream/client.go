@@ -35,7 +35,10 @@ type Request struct {
 	ETag         string
 	LastModified string
 	// Gzip asks for a gzip-encoded transfer (documents); otherwise identity
-	// is asked for (bitstreams). A gzip-encoded answer is decoded either way.
+	// is asked for (bitstreams). An answer in an encoding not asked for
+	// (gzip when identity was, anything but gzip and identity) is refused
+	// with ErrPermanent, never decoded: decoding it would let a Source send
+	// a bomb where a few bytes were expected.
 	Gzip bool
 	// Accept is sent as the Accept header when set.
 	Accept string
@@ -45,6 +48,12 @@ type Request struct {
 	// its rate token): past it the request fails with ErrBusy, sending
 	// nothing. 0 waits as long as ctx allows.
 	HostWait time.Duration
+	// Declared, when not nil, is the length the Source declared for the
+	// body (a bitstream's rs:md length): a Content-Length above it, or a
+	// decoded body running past it, is ErrTooLarge, found at most one byte
+	// past the declared length, so that a Source cannot make viaduct read
+	// more than it announced.
+	Declared *int64
 }
 
 // Response is a successful (2xx) or not-modified (304) answer. Its Body
