@@ -57,7 +57,7 @@ var unitKeys = map[string][]string{
 		"User", "Group", "DynamicUser", "StateDirectory", "StateDirectoryMode", "ConfigurationDirectory",
 		"ConfigurationDirectoryMode", "WorkingDirectory", "UMask",
 		"NoNewPrivileges", "CapabilityBoundingSet", "AmbientCapabilities", "ProtectSystem", "ProtectHome",
-		"PrivateTmp", "PrivateDevices", "PrivateUsers", "ProtectKernelTunables", "ProtectKernelModules",
+		"PrivateTmp", "PrivateDevices", "PrivateUsers", "PrivateMounts", "ProtectKernelTunables", "ProtectKernelModules",
 		"ProtectKernelLogs", "ProtectControlGroups", "ProtectClock", "ProtectHostname", "ProtectProc",
 		"ProcSubset", "RestrictAddressFamilies", "RestrictNamespaces", "RestrictRealtime", "RestrictSUIDSGID",
 		"LockPersonality", "MemoryDenyWriteExecute", "RemoveIPC", "DevicePolicy", "SystemCallArchitectures",
