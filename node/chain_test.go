@@ -133,8 +133,16 @@ func (c chain) check(t *testing.T) {
 	if len(bList.entries) != live {
 		t.Errorf("B lists %d resources, the origin has %d", len(bList.entries), live)
 	}
-	if bList.header.MD.At.Before(aList.header.MD.At) || origin.times[bList.header.MD.At.UnixNano()] {
-		t.Errorf("B's Resource List at %v, A's %v: B's must be its own and not earlier", bList.header.MD.At, aList.header.MD.At)
+	// B's at is its own: not earlier than A's, nor than any change of
+	// B's own that its list reflects.
+	bAt := bList.header.MD.At
+	if bAt.Before(aList.header.MD.At) {
+		t.Errorf("B's Resource List at %v, A's %v: B's must be its own and not earlier", bAt, aList.header.MD.At)
+	}
+	for _, be := range bList.entries {
+		if bAt.Before(be.LastMod) {
+			t.Errorf("B's Resource List at %v is before its entry %s's lastmod %v: B's at must be its own time", bAt, be.Loc, be.LastMod)
+		}
 	}
 	c.checkChangeLists(t, origin)
 	c.checkProvenance(t, origin, aList, bList)
@@ -175,33 +183,53 @@ func checkChainEntry(t *testing.T, c chain, origin facts, uri string, it sim.Ite
 	if body := getBody(t, be.Loc); int64(len(body)) != it.Length || hexSHA256(body) != it.SHA256 {
 		t.Errorf("B serves %s as %d bytes hashing to %s, the origin says %d, %s", be.Loc, len(body), hexSHA256(body), it.Length, it.SHA256)
 	}
-	if be.LastMod.Before(ae.LastMod) || origin.times[be.LastMod.UnixNano()] {
-		t.Errorf("B's lastmod of %s is %v, A's %v, the origin's %v: B's must be its own and not earlier than A's", uri, be.LastMod, ae.LastMod, oe.LastMod)
+	// B copied the origin's version after the origin made it: B's own
+	// time is strictly later than the origin's. (Comparing B's times
+	// with the set of every time the origin wrote, as this once did,
+	// fails when B's clock and the origin's, read independently, land on
+	// the same microsecond, which a busy machine makes likely enough.)
+	if be.LastMod.Before(ae.LastMod) || !be.LastMod.After(oe.LastMod) {
+		t.Errorf("B's lastmod of %s is %v, A's %v, the origin's %v: B's must be its own, later than the origin's and not earlier than A's", uri, be.LastMod, ae.LastMod, oe.LastMod)
 	}
 }
 
 // facts is what the origin itself publishes: its Resource List entries by
-// URI and every time it has written, to tell its times from the nodes'.
+// URI and when it deleted each URI it deleted (the simulated Source never
+// reuses a URI), to tell the nodes' change times from the origin's.
 type facts struct {
 	entries map[string]*resourcesync.Entry
-	times   map[int64]bool
+	deleted map[string]time.Time
 }
 
 func originFacts(t testing.TB, src *sim.Server) facts {
 	t.Helper()
-	f := facts{entries: map[string]*resourcesync.Entry{}, times: map[int64]bool{src.Epoch().UnixNano(): true}}
-	h, entries := resourceList(t, src.URL+sim.PathResourceList)
-	f.times[h.MD.At.UnixNano()] = true
+	f := facts{entries: map[string]*resourcesync.Entry{}, deleted: map[string]time.Time{}}
+	_, entries := resourceList(t, src.URL+sim.PathResourceList)
 	for i := range entries {
 		e := &entries[i]
 		f.entries[e.Loc] = e
-		f.times[e.LastMod.UnixNano()] = true
-		f.times[e.MD.DateTime.UnixNano()] = true
 	}
 	for _, ch := range src.ChangesSince(time.Time{}) {
-		f.times[ch.Time.UnixNano()] = true
+		if ch.Op == resourcesync.Deleted {
+			f.deleted[ch.URI] = ch.Time
+		}
 	}
 	return f
+}
+
+// copiedAt is the origin's time of the change a node's change entry e
+// reflects: the deletion of its URI, or the modification its via link
+// names.
+func (f facts) copiedAt(e *resourcesync.Entry) (time.Time, bool) {
+	via := e.Link("via")
+	if via == nil {
+		return time.Time{}, false
+	}
+	if e.MD.Change == resourcesync.Deleted {
+		t, ok := f.deleted[via.Href]
+		return t, ok
+	}
+	return via.Modified, !via.Modified.IsZero()
 }
 
 // list is a node's Resource List with its entries by origin URI.
@@ -256,8 +284,12 @@ func (c chain) checkChangeLists(t *testing.T, origin facts) {
 			t.Errorf("B's Change List %s is from %v, the one before it until %v", l.URI, md.From, bLists[i-1].Header.MD.Until)
 		}
 		for _, e := range l.Entries {
-			if origin.times[e.MD.DateTime.UnixNano()] {
-				t.Errorf("B's Change List %s has a change at %v, an origin time", l.URI, e.MD.DateTime)
+			// A node's change happens after the origin's change it
+			// copies: strictly later, so that an origin time reused
+			// as B's is caught, whatever times the clocks happen to
+			// read.
+			if o, ok := origin.copiedAt(&e); !ok || !e.MD.DateTime.After(o) {
+				t.Errorf("B's Change List %s has a change of %s at %v, the origin's change it copies at %v (known %v): B's time must be its own", l.URI, e.Loc, e.MD.DateTime, o, ok)
 			}
 			if e.MD.DateTime.Before(md.From) || (!md.Until.IsZero() && !e.MD.DateTime.Before(md.Until)) {
 				t.Errorf("B's Change List %s covers [%v, %v) and lists a change at %v", l.URI, md.From, md.Until, e.MD.DateTime)
