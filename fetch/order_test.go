@@ -12,10 +12,14 @@ import (
 )
 
 // TestDeletionOvertakesSlowCreation: two workers share CHANGES; the
-// creation of a resource is slow to fetch, and its deletion, queued right
-// after it, is handled while the fetch is under way. The deletion's event
-// reaches EVENTS first, yet the catalog, fed from EVENTS as a node feeds
-// it, ends with the resource deleted: nothing held, nothing listed.
+// creation of a resource is slow to fetch, and its deletion, queued while
+// the fetch is under way, is handled before the fetch ends. The deletion's
+// event reaches EVENTS first, yet the catalog, fed from EVENTS as a node
+// feeds it, ends with the resource deleted: nothing held, nothing listed.
+// The Source holds the creation's response until the deletion has been
+// applied: a fixed delay made the test depend on how fast a busy machine
+// ran the rest (a creation taken up after the deletion was applied is
+// rightly skipped as superseded, and its event never came).
 func TestDeletionOvertakesSlowCreation(t *testing.T) {
 	srv := startSim(t, sim.Config{Resources: 2, MinSize: 500, MaxSize: 1000})
 	q := startQueue(t)
@@ -23,19 +27,36 @@ func TestDeletionOvertakesSlowCreation(t *testing.T) {
 	cat := appliedCatalog(t, q)
 
 	created := simChanges(t, srv)[0]
-	if err := srv.SetFault(resPath(srv, created.URI), sim.Fault{Delay: 1500 * time.Millisecond}); err != nil {
+	hold := make(chan struct{})
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			close(hold)
+		}
+	}
+	t.Cleanup(release)
+	if err := srv.SetFault(resPath(srv, created.URI), sim.Fault{Hold: hold}); err != nil {
 		t.Fatal(err)
 	}
 	deleted := viaduct.Change{Source: testSource, Collection: testCollection, URI: created.URI,
 		Op: resourcesync.Deleted, Time: created.Time.Add(time.Minute)}
-	publishAll(t, q, []viaduct.Change{created, deleted})
 
 	cfg := testConfig()
 	cfg.Workers = 2
 	deps := queueDeps(t, q, store, clientsFor(t, srv))
 	deps.Catalog = cat
 	runPool(t, cfg, deps, nil)
-
+	publishAll(t, q, []viaduct.Change{created})
+	eventually(t, 20*time.Second, "the creation's fetch under way", func() bool {
+		return srv.Requests()[resPath(srv, created.URI)] > 0
+	})
+	publishAll(t, q, []viaduct.Change{deleted})
+	eventually(t, 20*time.Second, "the deletion's event applied", func() bool {
+		last, err := cat.LastApplied(context.Background())
+		return err == nil && last == 1
+	})
+	release()
 	eventually(t, 20*time.Second, "both changes handled and their events applied", func() bool {
 		last, err := cat.LastApplied(context.Background())
 		return err == nil && last == 2 && streamMsgs(t, q, queue.StreamChanges) == 0

@@ -24,7 +24,9 @@ const backlogPoll = 50 * time.Millisecond
 // workers bring the backlog down to three quarters of the bound, so that
 // a long baseline is queued in strides rather than one batch per poll. A
 // failure to read the backlog is logged and does not stop the pass: the
-// bound protects memory, it is not a correctness condition.
+// bound protects memory, it is not a correctness condition. Before it
+// waits, the documents still being read are set aside (spoolOpen): the
+// wait must not count against their responses' time.
 func (p *pass) awaitBacklog(ctx context.Context) error {
 	bl, ok := p.h.deps.Publisher.(Backlogger)
 	if !ok {
@@ -40,6 +42,7 @@ func (p *pass) awaitBacklog(ctx context.Context) error {
 		return nil
 	}
 	p.log.Debug("waiting for the fetch workers", "backlog", n, "max_backlog", limit)
+	p.spoolOpen()
 	resume := limit * 3 / 4
 	t := time.NewTicker(backlogPoll)
 	defer t.Stop()

@@ -12,7 +12,11 @@ import (
 
 // TestBaselineWaitsForTheWorkers: with nobody fetching, a baseline queues
 // about MaxBacklog changes and waits; as a worker acknowledges changes it
-// queues the rest, and every change arrives once.
+// queues the rest, and every change arrives once. The workers are held
+// for longer than the upstream request timeout: the Resource List the
+// baseline is reading must survive the wait (it once failed with a
+// deadline in the middle of the list whenever the workers were slow, as
+// they are on a busy machine).
 func TestBaselineWaitsForTheWorkers(t *testing.T) {
 	const resources, maxBacklog = 1200, 300
 	e := newEnv(t)
@@ -24,11 +28,21 @@ func TestBaselineWaitsForTheWorkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
+	// A baseline that fails ends the test at once rather than leave it
+	// waiting for changes that will not come.
 	done := make(chan error, 1)
-	go func() { done <- h.SyncOnce(ctx, "s") }()
+	drainCtx, failed := context.WithCancel(ctx)
+	defer failed()
+	go func() {
+		err := h.SyncOnce(ctx, "s")
+		if err != nil {
+			failed()
+		}
+		done <- err
+	}()
 	backlog := func() uint64 {
 		n, err := e.q.Backlog(ctx)
 		if err != nil {
@@ -37,14 +51,12 @@ func TestBaselineWaitsForTheWorkers(t *testing.T) {
 		return n
 	}
 	testutil.Eventually(t, 30*time.Second, "the baseline to fill the backlog", func() bool { return backlog() >= maxBacklog })
-	// The harvester now polls every backlogPoll: give it a few polls to
-	// show it holds.
-	for range 5 {
-		select {
-		case err := <-done:
-			t.Fatalf("the baseline ended (%v) with %d of %d changes queued and none fetched", err, backlog(), resources)
-		case <-time.After(2 * backlogPoll):
-		}
+	// The harvester now polls every backlogPoll: it must hold, for longer
+	// than one request to the Source may take.
+	select {
+	case err := <-done:
+		t.Fatalf("the baseline ended (%v) with %d of %d changes queued and none fetched", err, backlog(), resources)
+	case <-time.After(e.ucfg.RequestTimeout + 5*backlogPoll):
 	}
 	if n := backlog(); n > maxBacklog+publishBatchSize {
 		t.Fatalf("backlog %d, want at most max_backlog %d plus one batch of %d", n, maxBacklog, publishBatchSize)
@@ -56,8 +68,13 @@ func TestBaselineWaitsForTheWorkers(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	for len(seen) < resources {
-		m, err := cs.Next(ctx)
+		m, err := cs.Next(drainCtx)
 		if err != nil {
+			select {
+			case berr := <-done:
+				t.Fatalf("after %d changes: the baseline ended: %v", len(seen), berr)
+			default:
+			}
 			t.Fatalf("after %d changes: %v", len(seen), err)
 		}
 		if seen[m.Change.URI] {

@@ -47,13 +47,15 @@ func (p *pass) open(ctx context.Context, uri string, prev validators) (*document
 	lim.MaxEntries = p.h.cfg.MaxEntries
 	lim.MaxBytes = p.h.cfg.MaxDocumentBytes
 	lim.MaxDecompressed = p.h.cfg.MaxDocumentBytes
-	r, err := resourcesync.NewReader(resp.Body, lim)
+	body := newSpoolBody(resp.Body)
+	r, err := resourcesync.NewReader(body, lim)
 	if err != nil {
-		resp.Body.Close()
+		body.Close()
 		p.h.m.errors.WithLabelValues(p.src.Name, kindDocument).Inc()
 		return nil, fmt.Errorf("source %s: read %s: %w", p.src.Name, uri, err)
 	}
-	return &document{uri: uri, r: r, body: resp.Body, val: validators{ETag: resp.ETag, LastModified: resp.LastModified}}, nil
+	p.bodies = append(p.bodies, body)
+	return &document{uri: uri, r: r, body: body, val: validators{ETag: resp.ETag, LastModified: resp.LastModified}}, nil
 }
 
 // next returns the document's next entry, io.EOF at its end. An entry the

@@ -26,6 +26,9 @@ type pass struct {
 	// chanTopic and chanHub are the change notification channel the
 	// Capability List offers, if any.
 	chanTopic, chanHub string
+	// bodies are the documents the pass has opened, to be spooled when
+	// it waits for the fetch workers (spoolOpen).
+	bodies []*spoolBody
 }
 
 // capabilities are the documents a Capability List offers, by capability.

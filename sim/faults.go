@@ -27,6 +27,10 @@ type Fault struct {
 	RetryAfter time.Duration
 	// Delay holds the response back before its headers are sent.
 	Delay time.Duration
+	// Hold, when set, holds the response back before its headers until it
+	// is closed, so that a test decides when a request in flight ends
+	// (the request counts in Requests as soon as it arrives).
+	Hold <-chan struct{} `yaml:"-"`
 	// Trickle pauses between 1 KiB chunks of the body.
 	Trickle time.Duration
 	// Truncate sends a bitstream's full Content-Length but only half its

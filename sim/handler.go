@@ -41,6 +41,13 @@ func (s *Source) serve(w http.ResponseWriter, r *http.Request) {
 	if f.Delay > 0 && !wait(r.Context(), f.Delay) {
 		return
 	}
+	if f.Hold != nil {
+		select {
+		case <-f.Hold:
+		case <-r.Context().Done():
+			return
+		}
+	}
 	if f.Status != 0 {
 		if f.RetryAfter > 0 {
 			w.Header().Set("Retry-After", strconv.Itoa(int((f.RetryAfter+time.Second-1)/time.Second)))
