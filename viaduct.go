@@ -34,7 +34,10 @@ type Change struct {
 	// resource was as listed. The catalog orders the statements about a
 	// resource by the later of Time and Listed, so a resource listed again
 	// after a deletion comes back even when its lastmod is older than the
-	// deletion. Zero for any other change.
+	// deletion. For a change the Source gave no time (Time zero: an
+	// entry of a Change List or notification without datetime or
+	// lastmod), it is the time of the entry's place in its document: the
+	// change before it, or the document's from. Zero for any other change.
 	Listed time.Time `json:"listed,omitzero"`
 	// Modified is the resource's lastmod at the Source, if stated.
 	Modified time.Time           `json:"modified,omitzero"`
@@ -67,7 +70,18 @@ type StoredBlob struct {
 // change read twice (a re-polled Change List, a notification and the list
 // that also records it) is queued once.
 func (c *Change) MsgID() string {
-	return msgID("chg-", c.Source, c.URI, c.Op, c.Time.UTC().Format(time.RFC3339Nano), c.Hash.String())
+	return msgID("chg-", c.Source, c.URI, c.Op, c.stamp().UTC().Format(time.RFC3339Nano), c.Hash.String())
+}
+
+// stamp is the time that tells this change from other changes of its URI:
+// the Source's time, or for a change without one the time of its place in
+// its document (Listed), so that a resource deleted twice without a time
+// is not taken for one deletion read twice.
+func (c *Change) stamp() time.Time {
+	if c.Time.IsZero() {
+		return c.Listed
+	}
+	return c.Time
 }
 
 // Event is one change the aggregator made to its copy: a message on the
@@ -186,7 +200,7 @@ func (e *Event) Decode(b []byte) error {
 // after publishing and before acknowledging its change publishes the same
 // event again, and JetStream keeps only the first.
 func (e *Event) MsgID() string {
-	return msgID("evt-", e.Source, e.URI, e.Op, e.SHA256, strconv.FormatInt(e.Length, 10), e.Upstream.Time.UTC().Format(time.RFC3339Nano))
+	return msgID("evt-", e.Source, e.URI, e.Op, e.SHA256, strconv.FormatInt(e.Length, 10), e.Upstream.stamp().UTC().Format(time.RFC3339Nano))
 }
 
 // msgID is prefix and a digest of the fields: 128 bits of sha-256 in

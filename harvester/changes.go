@@ -99,7 +99,7 @@ func (p *pass) readIndex(d *document) ([]child, error) {
 // always moving the cursor to the greatest change time read, then keeps
 // the list's validators for the next read to be conditional.
 func (p *pass) changeList(ctx context.Context, d *document) error {
-	n, err := p.queueChanges(ctx, d, "Change List", func() (*resourcesync.Entry, error) { return p.next(d) }, true)
+	n, err := p.queueChanges(ctx, d, "Change List", d.r.Header().MD.From, func() (*resourcesync.Entry, error) { return p.next(d) }, true)
 	if err != nil {
 		return err
 	}

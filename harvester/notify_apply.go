@@ -55,7 +55,7 @@ func (p *Push) apply(ctx context.Context, s *source, topic string, hd *resources
 	if v.Relation == websub.Overlap || v.Relation == websub.OutOfOrder {
 		return nil
 	}
-	err := ps.pushed(ctx, topic, entries, advance)
+	err := ps.pushed(ctx, topic, from, entries, advance)
 	if errors.Is(err, ErrNonChronological) {
 		p.mu.Lock()
 		ch.covered = false
@@ -76,8 +76,11 @@ func (p *Push) apply(ctx context.Context, s *source, topic string, hd *resources
 // (queueChanges): the same Change, the same Policy check, the same
 // cursor, tie and coalescing rules. advance moves the cursor to the last
 // change time. Entries out of chronological order are a notification the
-// Source got wrong: none is queued and a catch-up is asked for.
-func (ps *pass) pushed(ctx context.Context, topic string, entries []*resourcesync.Entry, advance bool) error {
+// Source got wrong: none is queued and a catch-up is asked for. Entries
+// without a time are placed after the change before them, the first ones
+// at the notification's from: never later, so that the cursor never moves
+// past a change the notification did not date.
+func (ps *pass) pushed(ctx context.Context, topic string, from time.Time, entries []*resourcesync.Entry, advance bool) error {
 	d := &document{uri: topic}
 	i := 0
 	next := func() (*resourcesync.Entry, error) {
@@ -87,7 +90,7 @@ func (ps *pass) pushed(ctx context.Context, topic string, entries []*resourcesyn
 		i++
 		return entries[i-1], nil
 	}
-	n, err := ps.queueChanges(ctx, d, "notification", next, advance)
+	n, err := ps.queueChanges(ctx, d, "notification", from, next, advance)
 	if err != nil {
 		return err
 	}

@@ -21,13 +21,24 @@ import (
 // moves the cursor to the greatest change time read. what names the kind
 // of document ("Change List", "notification") in logs and errors. It
 // returns how many changes were queued.
-func (p *pass) queueChanges(ctx context.Context, d *document, what string, next func() (*resourcesync.Entry, error), advance bool) (int, error) {
+//
+// An entry without a time of its own (Change Notification 1.0.1 makes
+// datetime and lastmod optional; Sources in the 1.0 style leave lastmod
+// out of deletions) is applied all the same, in document order: it takes
+// its place, for the cursor and for the catalog's ordering, from the
+// change before it in the document, or from the document's from when it
+// comes first. Its Change has no Time, so nothing claims a
+// Source time the Source did not state; the aggregator's own change time
+// is, as for every change, the one it republishes.
+func (p *pass) queueChanges(ctx context.Context, d *document, what string, from time.Time, next func() (*resourcesync.Entry, error), advance bool) (int, error) {
 	var (
-		batch []*viaduct.Change
-		last  = map[string]int{}
-		prev  time.Time
-		maxT  time.Time
-		atMax []string // ids of every change at maxT, coalesced ones included
+		batch   []*viaduct.Change
+		last    = map[string]int{}
+		prev    = from // the place of an entry without a time
+		timed   time.Time
+		maxT    time.Time
+		atMax   []string // ids of every change at maxT, coalesced ones included
+		untimed int
 	)
 	for {
 		e, err := next()
@@ -37,29 +48,40 @@ func (p *pass) queueChanges(ctx context.Context, d *document, what string, next 
 		if err != nil {
 			return 0, err
 		}
-		t := e.ChangeTime()
-		if t.IsZero() || e.MD == nil || e.MD.Change == "" {
+		if e.MD == nil || e.MD.Change == "" {
 			p.badEntries++
 			p.h.m.errors.WithLabelValues(p.src.Name, kindEntry).Inc()
-			p.log.Warn(what+" entry without a change or a time, skipped", "uri", d.uri, "line", e.Line, "loc", e.Loc)
+			p.log.Warn(what+" entry without a change, skipped", "uri", d.uri, "line", e.Line, "loc", e.Loc)
 			continue
 		}
-		if t.Before(prev) {
-			p.h.m.errors.WithLabelValues(p.src.Name, kindChronology).Inc()
-			return 0, fmt.Errorf("source %s: %s %s line %d: change of %s at %s comes after one at %s: %w",
-				p.src.Name, what, d.uri, e.Line, e.Loc, resourcesync.FormatTime(t), resourcesync.FormatTime(prev), ErrNonChronological)
+		t := e.ChangeTime()
+		place := t
+		if t.IsZero() {
+			place = prev
+			untimed++
+		} else {
+			if t.Before(timed) {
+				p.h.m.errors.WithLabelValues(p.src.Name, kindChronology).Inc()
+				return 0, fmt.Errorf("source %s: %s %s line %d: change of %s at %s comes after one at %s: %w",
+					p.src.Name, what, d.uri, e.Line, e.Loc, resourcesync.FormatTime(t), resourcesync.FormatTime(timed), ErrNonChronological)
+			}
+			timed, prev = t, t
 		}
-		prev = t
-		if t.Before(p.st.changes) || !p.allowed(d, e) {
+		if (!place.IsZero() && place.Before(p.st.changes)) || !p.allowed(d, e) {
 			continue
 		}
 		c := p.change(d.uri, e, e.MD.Change, t)
-		id := c.MsgID()
-		if t.After(maxT) {
-			maxT, atMax = t, atMax[:0]
+		if t.IsZero() {
+			c.Listed = place
 		}
-		atMax = append(atMax, id)
-		if t.Equal(p.st.changes) && p.st.tie[id] {
+		id := c.MsgID()
+		if place.After(maxT) {
+			maxT, atMax = place, atMax[:0]
+		}
+		if !place.IsZero() && place.Equal(maxT) {
+			atMax = append(atMax, id)
+		}
+		if place.Equal(p.st.changes) && p.st.tie[id] {
 			continue // queued by an earlier read
 		}
 		if i, ok := last[c.URI]; ok {
@@ -68,6 +90,25 @@ func (p *pass) queueChanges(ctx context.Context, d *document, what string, next 
 		last[c.URI] = len(batch)
 		batch = append(batch, c)
 	}
+	if untimed > 0 {
+		p.log.Info(what+" entries without a time, applied in document order", "uri", d.uri, "entries", untimed)
+	}
+	n, err := p.queueBatch(ctx, batch)
+	if err != nil {
+		return 0, err
+	}
+	// The cursor moves only past changes queued.
+	if advance && !maxT.IsZero() {
+		if err := p.advance(ctx, maxT, atMax); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// queueBatch queues the changes of batch that coalescing left, in order,
+// and returns once they are all durable on CHANGES.
+func (p *pass) queueBatch(ctx context.Context, batch []*viaduct.Change) (int, error) {
 	n := 0
 	q := p.newBatch()
 	for _, c := range batch {
@@ -79,14 +120,8 @@ func (p *pass) queueChanges(ctx context.Context, d *document, what string, next 
 		}
 		n++
 	}
-	// The cursor moves only past changes queued.
 	if err := q.flush(ctx); err != nil {
 		return 0, err
-	}
-	if advance && !maxT.IsZero() {
-		if err := p.advance(ctx, maxT, atMax); err != nil {
-			return n, err
-		}
 	}
 	return n, nil
 }

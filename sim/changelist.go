@@ -112,6 +112,9 @@ func (s *Source) changeEntry(base string, c *change) resourcesync.Entry {
 	mod := t
 	if c.op == opDelete {
 		mod = time.Time{}
+		if s.cfg.UntimedDeletions {
+			return resourcesync.Entry{Loc: base + resPath(int(c.id)), MD: md}
+		}
 	} else {
 		md.Type = ContentType
 		md.Hash, md.Length = s.declared(int(c.id), c.size, c.md5[:], c.sha256[:])

@@ -33,6 +33,11 @@ type Config struct {
 	// TimeForm is "1.0" (change time in lastmod) or "1.1" (change time in
 	// rs:md datetime, plus lastmod). Default "1.1".
 	TimeForm string `yaml:"time_form"`
+	// UntimedDeletions leaves both lastmod and rs:md datetime out of
+	// deletions in Change Lists and change notifications, as Sources in
+	// the 1.0 style that date a resource by its lastmod do: a deleted
+	// resource has none. (Change Dump manifests keep their times.)
+	UntimedDeletions bool `yaml:"untimed_deletions"`
 	// Rate is how many changes per second Run applies; 0 means changes
 	// happen only when a caller asks for them.
 	Rate float64 `yaml:"rate"`

@@ -28,6 +28,10 @@ type HubConfig struct {
 	// RetryMin is the hub's first wait after a failed delivery. Default
 	// 100 ms, so that tests of retries stay fast.
 	RetryMin time.Duration
+	// Untimed leaves lastmod and rs:md datetime out of every entry of a
+	// notification, as Change Notification 1.0.1 allows; the
+	// notification's from and until stay.
+	Untimed bool
 }
 
 // Hub pushes the Source's changes as ResourceSync change notifications:
@@ -37,11 +41,12 @@ type HubConfig struct {
 // consecutive intervals unless a fault (see DropNext, SwapNext, Stop) says
 // otherwise. Close stops it.
 type Hub struct {
-	src    *Source
-	hub    *websub.Hub
-	topic  string
-	window time.Duration
-	log    *slog.Logger
+	src     *Source
+	hub     *websub.Hub
+	topic   string
+	window  time.Duration
+	untimed bool
+	log     *slog.Logger
 
 	mu      sync.Mutex
 	pending []Change
@@ -75,7 +80,7 @@ func StartHub(ctx context.Context, src *Source, cfg HubConfig, log *slog.Logger)
 	if err != nil {
 		return nil, fmt.Errorf("simulated Source: starting hub: %w", err)
 	}
-	h := &Hub{src: src, hub: wh, topic: base + PathTopic, window: cfg.Window, log: log,
+	h := &Hub{src: src, hub: wh, topic: base + PathTopic, window: cfg.Window, untimed: cfg.Untimed, log: log,
 		until: time.Unix(0, src.lastChange()).Add(time.Microsecond).UTC(), kick: make(chan struct{}, 1), done: make(chan struct{})}
 	wh.AddTopic(h.topic)
 	var runCtx context.Context
@@ -157,6 +162,9 @@ func (h *Hub) flush(ctx context.Context) error {
 		e, err := h.src.Entry(c)
 		if err != nil {
 			return err
+		}
+		if h.untimed {
+			e.LastMod, e.MD.DateTime = time.Time{}, time.Time{}
 		}
 		entries = append(entries, &e)
 	}
