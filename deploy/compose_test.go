@@ -86,7 +86,41 @@ func (c composeSetup) viaductConfig(t *testing.T, svc string) configFile {
 		t.Fatalf("service %s: no --config in %q", svc, c.svc(svc).Command)
 	}
 	file := c.boundFile(t, svc, p)
-	return configFile{file, checkViaductConfig(t, file, readFile(t, file))}
+	env := map[string]string{}
+	for k, v := range c.svc(svc).Environment {
+		env[k] = interpolate(v)
+	}
+	return configFile{file, checkViaductConfig(t, file, readFile(t, file), env)}
+}
+
+// composeVar is a compose variable: ${NAME}, ${NAME:-default},
+// ${NAME:?message}.
+var composeVar = regexp.MustCompile(`\$\{(\w+)(?::?([-?])([^}]*))?\}`)
+
+// interpolate gives a compose value the value compose would with none of
+// its variables set: a variable's default, or a stand-in for one the
+// operator must set.
+func interpolate(v string) string {
+	return composeVar.ReplaceAllStringFunc(v, func(m string) string {
+		sub := composeVar.FindStringSubmatch(m)
+		if sub[2] == "-" {
+			return sub[3]
+		}
+		return "set-by-the-operator-" + strings.ToLower(sub[1])
+	})
+}
+
+func TestInterpolate(t *testing.T) {
+	for in, want := range map[string]string{
+		"${MINIO_ROOT_USER:-viaduct}": "viaduct",
+		"${A:?set A, see README.md}":  "set-by-the-operator-a",
+		"x-${B}-${C-d}":               "x-set-by-the-operator-b-d",
+		"plain":                       "plain",
+	} {
+		if got := interpolate(in); got != want {
+			t.Errorf("interpolate(%q) = %q, want %q", in, got, want)
+		}
+	}
 }
 
 func TestComposeFilesAndVolumes(t *testing.T) {

@@ -49,10 +49,14 @@ func decodeYAML[T any](t *testing.T, name string, strict bool) []T {
 }
 
 // checkViaductConfig runs on a viaduct configuration the checks that
-// `viaduct serve --check` runs, and returns the configuration they
-// produced. what names it in failures.
-func checkViaductConfig(t *testing.T, what string, data []byte) node.Config {
+// `viaduct serve --check` runs, in the environment the deployment gives
+// the process, and returns the configuration they produced. what names
+// it in failures.
+func checkViaductConfig(t *testing.T, what string, data []byte, env map[string]string) node.Config {
 	t.Helper()
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
 	// A file of deploy/ is loaded where it is, so errors name it.
 	path := filepath.FromSlash(what)
 	if b, err := os.ReadFile(path); err != nil || !bytes.Equal(b, data) {

@@ -99,10 +99,38 @@ func (k kubeSetup) config(t *testing.T) configFile {
 			t.Fatalf("ConfigMap %s has no key %s (for --config %s)", v.ConfigMap.Name, path.Base(p), p)
 		}
 		what := "ConfigMap " + v.ConfigMap.Name + " key " + path.Base(p)
-		return configFile{what, checkViaductConfig(t, what, []byte(text))}
+		return configFile{what, checkViaductConfig(t, what, []byte(text), k.env(t))}
 	}
 	t.Fatalf("--config %s: volume %s is not a ConfigMap", p, vol)
 	return configFile{}
+}
+
+// env is the container's environment: its env values and the keys of the
+// Secrets it takes whole.
+func (k kubeSetup) env(t *testing.T) map[string]string {
+	t.Helper()
+	env := map[string]string{}
+	for _, e := range k.ctr.EnvFrom {
+		if e.SecretRef == nil {
+			continue
+		}
+		o, ok := k.objects["Secret"][e.SecretRef.Name]
+		if !ok {
+			t.Fatalf("envFrom Secret %s is not defined", e.SecretRef.Name)
+		}
+		var s k8sSecret
+		o.as(t, &s)
+		for key, v := range s.StringData {
+			env[key] = v
+		}
+		for key := range s.Data {
+			env[key] = "from-the-secret"
+		}
+	}
+	for _, e := range k.ctr.Env {
+		env[e.Name] = e.Value
+	}
+	return env
 }
 
 // mountedAt is the name of the volume the container mounts at dir.

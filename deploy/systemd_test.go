@@ -136,7 +136,12 @@ func TestSystemdUnitConfig(t *testing.T) {
 		t.Errorf("%s: --config %s; the ConfigurationDirectory holds %s", unitPath, cfgPath, want)
 	}
 	const file = "systemd/viaduct.yaml"
-	cfg := checkViaductConfig(t, file, readFile(t, file))
+	// EnvironmentFile= is optional (a leading "-"): the configuration
+	// must pass without it.
+	if ef := u.get("Service", "EnvironmentFile"); ef != "" && !strings.HasPrefix(ef, "-") {
+		t.Errorf("%s: EnvironmentFile=%s is required; a node that needs no secret has none", unitPath, ef)
+	}
+	cfg := checkViaductConfig(t, file, readFile(t, file), nil)
 	state := path.Join("/var/lib", u.get("Service", "StateDirectory"))
 	if u.get("Service", "StateDirectory") == "" || cfg.DataDir != state {
 		t.Errorf("%s: data_dir %s; the unit may write only its StateDirectory %s", file, cfg.DataDir, state)
