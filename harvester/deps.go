@@ -3,6 +3,8 @@ package harvester
 import (
 	"context"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/viaduct-mirror/viaduct"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/storage"
@@ -59,6 +61,9 @@ type Deps struct {
 	// verified bitstream of a package here before queueing its change.
 	// Without it Dumps are never used.
 	Blobs storage.Blobs
+	// TracerProvider makes the spans of passes and document reads; nil
+	// uses the global provider.
+	TracerProvider trace.TracerProvider
 	// SpoolDir is where Dump packages are downloaded to, one at a time per
 	// Source, and removed once read. Default os.TempDir().
 	SpoolDir string

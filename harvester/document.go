@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 	"github.com/viaduct-mirror/viaduct/upstream"
 )
@@ -16,9 +18,14 @@ type document struct {
 	r    *resourcesync.Reader
 	body io.Closer
 	val  validators
+	span trace.Span
+	err  error // the first error reading it, for its span
 }
 
-func (d *document) Close() error { return d.body.Close() }
+func (d *document) Close() error {
+	endSpan(d.span, d.err)
+	return d.body.Close()
+}
 
 // errNotModified is returned by open for a conditional GET answered 304.
 var errNotModified = errors.New("not modified")
@@ -26,7 +33,13 @@ var errNotModified = errors.New("not modified")
 // open GETs uri (conditionally when prev has validators) and reads its
 // header. The error names the Source and the URI; it wraps
 // errNotModified, an *upstream.Error or a *resourcesync.Error.
-func (p *pass) open(ctx context.Context, uri string, prev validators) (*document, error) {
+func (p *pass) open(ctx context.Context, uri string, prev validators) (d *document, err error) {
+	ctx, span := p.startDocument(ctx, uri)
+	defer func() {
+		if err != nil {
+			endSpan(span, err)
+		}
+	}()
 	resp, err := p.client.Get(ctx, upstream.Request{
 		URI:          uri,
 		Source:       p.src.Name,
@@ -55,7 +68,7 @@ func (p *pass) open(ctx context.Context, uri string, prev validators) (*document
 		return nil, fmt.Errorf("source %s: read %s: %w", p.src.Name, uri, err)
 	}
 	p.bodies = append(p.bodies, body)
-	return &document{uri: uri, r: r, body: body, val: validators{ETag: resp.ETag, LastModified: resp.LastModified}}, nil
+	return &document{uri: uri, r: r, body: body, val: validators{ETag: resp.ETag, LastModified: resp.LastModified}, span: span}, nil
 }
 
 // next returns the document's next entry, io.EOF at its end. An entry the
@@ -76,7 +89,11 @@ func (p *pass) next(d *document) (e *resourcesync.Entry, err error) {
 			continue
 		}
 		p.h.m.errors.WithLabelValues(p.src.Name, kindDocument).Inc()
-		return nil, fmt.Errorf("source %s: read %s: %w", p.src.Name, d.uri, err)
+		err = fmt.Errorf("source %s: read %s: %w", p.src.Name, d.uri, err)
+		if d.err == nil {
+			d.err = err
+		}
+		return nil, err
 	}
 }
 

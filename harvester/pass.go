@@ -37,7 +37,9 @@ type capabilities map[string]string
 func (h *Harvester) pass(ctx context.Context, s *source) error {
 	p := &pass{h: h, src: s, client: s.client, policy: s.policy, log: h.log.With("source", s.Name, "collection", s.Collection)}
 	start := time.Now()
+	ctx, span := h.startPass(ctx, s)
 	err := p.do(ctx)
+	endSpan(span, err)
 	h.m.lag(s.Name, p.st.changes) // as far as it durably got, even when failing
 	if err != nil {
 		h.m.ended(s.Name, false)

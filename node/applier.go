@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/viaduct-mirror/viaduct"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/storage/sqlite"
@@ -42,9 +44,11 @@ const (
 // few thousand resources a second; a batch lost in a crash is simply read
 // again from EVENTS.
 type applier struct {
-	q   *queue.Queue
-	cat *sqlite.Catalog
-	log *slog.Logger
+	q      *queue.Queue
+	cat    *sqlite.Catalog
+	log    *slog.Logger
+	tracer trace.Tracer
+	trace  batchTrace // the batch's events' trace contexts
 
 	mu    sync.Mutex
 	batch []sqlite.Applied
@@ -92,6 +96,7 @@ func (a *applier) add(ctx context.Context, stop context.CancelFunc, ap sqlite.Ap
 		return a.err
 	}
 	a.batch = append(a.batch, ap)
+	a.trace.add(ctx)
 	if len(a.batch) >= applyBatchSize {
 		if a.timer != nil {
 			a.timer.Stop()
@@ -133,13 +138,15 @@ func batchWait(now, first time.Time, n int) time.Duration {
 // flushLocked writes the pending batch. An event the catalog refuses is
 // skipped after the rest of the batch is applied one by one: retrying it
 // cannot help, and stopping would stall every later event.
-func (a *applier) flushLocked(ctx context.Context) error {
+func (a *applier) flushLocked(ctx context.Context) (err error) {
 	if len(a.batch) == 0 {
 		return nil
 	}
 	batch := a.batch
 	a.batch = nil
-	err := a.cat.ApplyBatch(ctx, batch)
+	ctx, span := a.trace.start(ctx, a.tracer, batch)
+	defer func() { endApplySpan(span, err) }()
+	err = a.cat.ApplyBatch(ctx, batch)
 	if !errors.Is(err, sqlite.ErrInvalid) {
 		if err != nil {
 			return fmt.Errorf("applier: events %d to %d: %w", batch[0].Seq, batch[len(batch)-1].Seq, err)

@@ -62,6 +62,8 @@ type LogConfig struct {
 // exported.
 type TracingConfig struct {
 	// Endpoint is an OTLP/HTTP collector, e.g. http://127.0.0.1:4318.
+	// Empty: the one OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT names, if any;
+	// set, it wins over the environment (docs/configuration.md).
 	Endpoint string `yaml:"endpoint"`
 	// SampleRatio is the share of traces kept, 0 to 1. Default 1.
 	SampleRatio float64 `yaml:"sample_ratio"`

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/republish"
@@ -27,6 +28,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Version is reported in the User-Agent and in metrics.
 	Version string
+	// TracerProvider makes every span of the node; nil uses the global
+	// one that SetupTracing installs.
+	TracerProvider trace.TracerProvider
 }
 
 // Node is one running viaduct process. Start it with Start and stop it with
@@ -98,7 +102,7 @@ func Start(ctx context.Context, cfg Config, opts Options) (n *Node, err error) {
 
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	n.cancel = cancel
-	ap := &applier{q: n.q, cat: n.cat, log: log.With("role", "applier")}
+	ap := &applier{q: n.q, cat: n.cat, log: log.With("role", "applier"), tracer: opts.tracer()}
 	n.spawn("applier", func() error { return ap.run(runCtx) })
 
 	repub, err := republish.New(n.cfg.Republish, republish.FromSQLite(n.cat), n.blobs, log.With("role", "republish"), n.reg)
@@ -122,7 +126,7 @@ func Start(ctx context.Context, cfg Config, opts Options) (n *Node, err error) {
 	}
 	mux.Handle("/", repub.Handler())
 	n.http = &http.Server{
-		Handler:           mux,
+		Handler:           publicHandler(mux, opts),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return runCtx },

@@ -27,7 +27,7 @@ func startRoles(ctx context.Context, n *Node, opts Options) (*roles, error) {
 	if ucfg.UserAgent == "" || ucfg.UserAgent == upstream.DefaultUserAgent("dev") {
 		ucfg.UserAgent = upstream.DefaultUserAgent(opts.Version)
 	}
-	client, err := upstream.New(ucfg, upstream.Options{Registerer: n.reg, Logger: n.log.With("role", "upstream")})
+	client, err := upstream.New(ucfg, upstream.Options{Registerer: n.reg, Logger: n.log.With("role", "upstream"), TracerProvider: opts.TracerProvider})
 	if err != nil {
 		return nil, fmt.Errorf("starting upstream client: %w", err)
 	}
@@ -45,8 +45,9 @@ func startRoles(ctx context.Context, n *Node, opts Options) (*roles, error) {
 		Publisher: n.q,
 		// Bitstreams from Dump packages are stored before their changes
 		// are queued; packages are spooled under the data directory.
-		Blobs:    n.blobs,
-		SpoolDir: filepath.Join(n.cfg.DataDir, "tmp"),
+		Blobs:          n.blobs,
+		SpoolDir:       filepath.Join(n.cfg.DataDir, "tmp"),
+		TracerProvider: opts.TracerProvider,
 	}, n.log.With("role", "harvester"), n.reg)
 	if err != nil {
 		client.Close()
@@ -63,6 +64,8 @@ func startRoles(ctx context.Context, n *Node, opts Options) (*roles, error) {
 		Events:  n.q,
 		Catalog: n.cat,
 		Client:  r.harv.Client,
+
+		TracerProvider: opts.TracerProvider,
 	}, n.log.With("role", "fetch"), n.reg)
 	if err != nil {
 		client.Close()
