@@ -37,6 +37,36 @@ type Deleter interface {
 	Delete(ctx context.Context, key string) error
 }
 
+// Sweeper is what garbage collection needs of a store beyond Blobs and
+// Deleter. A blob's ModTime is when it was last committed or touched, and
+// a collection deletes a blob only if that is older than the moment it
+// first found the blob unreferenced: a blob a fetch worker is re-adding
+// (committing the same bytes again, or finding them stored and touching
+// them before it publishes its event) is never deleted.
+type Sweeper interface {
+	// List calls fn for every committed blob, in no particular order.
+	// An error from fn stops the walk and is returned.
+	List(ctx context.Context, fn func(Info) error) error
+	// Touch records that the blob is in use now: its ModTime becomes
+	// now. It fails with ErrNotFound when the blob is not stored, and the
+	// caller then stores the bytes again.
+	Touch(ctx context.Context, key string) (Info, error)
+	// DeleteIdle deletes the blob unless it was committed or touched at
+	// or after since, and reports whether it deleted it. A blob already
+	// gone is not an error (false, nil).
+	DeleteIdle(ctx context.Context, key string, since time.Time) (bool, error)
+}
+
+// Touch touches key in s when s is a Sweeper, else only stats it: what a
+// fetch worker calls when it finds the bytes it was about to fetch already
+// stored, before it publishes an event that refers to them.
+func Touch(ctx context.Context, s Blobs, key string) (Info, error) {
+	if sw, ok := s.(Sweeper); ok {
+		return sw.Touch(ctx, key)
+	}
+	return s.Stat(ctx, key)
+}
+
 // BlobWriter receives one blob's bytes. The owner must end it with Commit or
 // Abort; deferring Abort right after Create is the usual shape, since Abort
 // after Commit does nothing.
@@ -47,8 +77,9 @@ type BlobWriter interface {
 	// Source declared before it commits.
 	Sum() (n int64, hashes resourcesync.Hashes)
 	// Commit makes the blob visible under its sha-256 key and returns the
-	// key. When a blob with that key already exists it is kept as it is
-	// (not rewritten) and the temporary object is dropped.
+	// key. When a blob with that key already exists its bytes are kept as
+	// they are (not rewritten), it is touched (see Sweeper) and the
+	// temporary object is dropped.
 	Commit(ctx context.Context) (key string, err error)
 	// Abort discards the temporary object. It is safe after Commit (a
 	// no-op) and when called more than once.
@@ -62,8 +93,9 @@ type Blob interface {
 	Info() Info
 }
 
-// Info describes a stored blob. ModTime is when the blob was first
-// committed: committing the same bytes again does not change it.
+// Info describes a stored blob. ModTime is when the blob was last
+// committed or touched (see Sweeper): committing the same bytes again
+// rewrites nothing but moves it.
 type Info struct {
 	Key     string // lowercase hex sha-256 of the bytes
 	Size    int64

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 	"github.com/viaduct-mirror/viaduct/storage"
@@ -118,6 +119,15 @@ func (w *writer) commit(key string) error {
 	dest := w.s.path(key)
 	dir := filepath.Dir(dest)
 	err = w.s.link(key, w, dest)
+	if errors.Is(err, fs.ErrExist) {
+		// The same bytes are stored: touch them, so that a collection
+		// that found them unreferenced leaves them (storage.Sweeper). If
+		// the collection took them first, link this copy after all.
+		now := time.Now()
+		if err = os.Chtimes(dest, now, now); errors.Is(err, fs.ErrNotExist) {
+			err = w.s.link(key, w, dest)
+		}
+	}
 	switch {
 	case err == nil, errors.Is(err, fs.ErrExist):
 		// An existing blob may have been linked a moment ago by a commit

@@ -169,9 +169,11 @@ type blob struct {
 
 func (b *blob) Info() storage.Info { return b.info }
 
-// exists reports whether the blob's object is there.
-func (s *Store) exists(ctx context.Context, key string) (bool, error) {
-	_, err := s.Stat(ctx, key)
+// touched touches the blob's object if it is there (see
+// storage.Sweeper) and reports whether it was: a commit of bytes already
+// stored then stores nothing.
+func (s *Store) touched(ctx context.Context, key string) (bool, error) {
+	_, err := s.Touch(ctx, key)
 	if errors.Is(err, storage.ErrNotFound) {
 		return false, nil
 	}

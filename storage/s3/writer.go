@@ -138,18 +138,25 @@ func (w *writer) Commit(ctx context.Context) (string, error) {
 // putSmall stores a held blob with one PUT under its final name, which
 // appears whole or not at all. The server checks the Content-MD5, and
 // If-None-Match: * keeps a blob already there as it is (answered 412), so
-// that a blob costs one request, not a HEAD and a PUT. A server that
+// that a new blob costs one request, not a HEAD and a PUT. A blob stored
+// already is then touched (storage.Sweeper), one more request, so that a
+// garbage collection that found it unreferenced leaves it; if a
+// collection took it in between, it is stored again. A server that
 // ignores the condition rewrites the same bytes under the same key, which
 // changes nothing but the object's time.
 func (w *writer) putSmall(ctx context.Context, key string) error {
-	opts := minio.PutObjectOptions{ContentType: "application/octet-stream", SendContentMd5: true}
-	opts.SetMatchETagExcept("*")
-	_, err := w.s.client.PutObject(ctx, w.s.cfg.Bucket, w.s.blobName(key), bytes.NewReader(w.buf), int64(len(w.buf)), opts)
-	w.buf = nil
-	if minio.ToErrorResponse(err).StatusCode == http.StatusPreconditionFailed {
-		return nil // stored already: the blob keeps its first commit's time
+	defer func() { w.buf = nil }()
+	for {
+		opts := minio.PutObjectOptions{ContentType: "application/octet-stream", SendContentMd5: true}
+		opts.SetMatchETagExcept("*")
+		_, err := w.s.client.PutObject(ctx, w.s.cfg.Bucket, w.s.blobName(key), bytes.NewReader(w.buf), int64(len(w.buf)), opts)
+		if minio.ToErrorResponse(err).StatusCode != http.StatusPreconditionFailed {
+			return err
+		}
+		if err := w.s.touchObject(ctx, key, int64(len(w.buf))); !errors.Is(err, storage.ErrNotFound) {
+			return err
+		}
 	}
-	return err
 }
 
 // commitStreamed finishes the upload, checks that the temporary object holds
@@ -165,7 +172,7 @@ func (w *writer) commitStreamed(ctx context.Context, key string) error {
 	if up.size != w.h.Len() {
 		return fmt.Errorf("temporary object %s holds %d bytes, %d were written", w.tmp, up.size, w.h.Len())
 	}
-	ok, err := w.s.exists(ctx, key)
+	ok, err := w.s.touched(ctx, key)
 	if err != nil {
 		return err
 	}
