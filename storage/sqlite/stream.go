@@ -109,8 +109,12 @@ func (c *Catalog) ScanChanges(ctx context.Context, collection string, from, unti
 	if !until.IsZero() {
 		end = until.UnixMicro()
 	}
+	// Entries before the collection's retention horizon are kept only
+	// for snapshots (see Prune), never listed.
 	rows, err := c.scans.QueryContext(ctx, `SELECT CAST(pack AS TEXT) FROM changes
-		WHERE collection = ? AND at >= ? AND at < ? ORDER BY at`, collection, start, end)
+		WHERE collection = ? AND at >= ? AND at < ?
+			AND at >= coalesce((SELECT horizon FROM collections WHERE name = ?), ?) ORDER BY at`,
+		collection, start, end, collection, int64(math.MinInt64))
 	if err != nil {
 		return fmt.Errorf("list changes of collection %s from %s: %w", collection, from.UTC(), err)
 	}
