@@ -48,7 +48,7 @@ func (p *Pool) skip(ctx context.Context, c *viaduct.Change) (*viaduct.Event, str
 		return ev, reason, err
 	}
 	if sha := c.Hash.Get(resourcesync.SHA256); sha != "" {
-		info, err := p.deps.Blobs.Stat(ctx, sha)
+		info, err := storage.Touch(ctx, p.deps.Blobs, sha) // touched: see storage.Sweeper
 		switch {
 		case errors.Is(err, storage.ErrNotFound):
 			// A copy held by hash would be this very blob (its sha-256
@@ -71,7 +71,7 @@ func (p *Pool) skip(ctx context.Context, c *viaduct.Change) (*viaduct.Event, str
 	if err != nil || c.Hash.Verify(ownHashes(r.MD5, r.SHA256)) != nil {
 		return nil, "", nil
 	}
-	if _, err := p.deps.Blobs.Stat(ctx, r.SHA256); err != nil {
+	if _, err := storage.Touch(ctx, p.deps.Blobs, r.SHA256); err != nil {
 		return nil, "", nil // the catalog's copy is gone from the store: fetch it again
 	}
 	return newEvent(c, r.SHA256, r.MD5, r.Length, typeOr(c.Type, r.Type)), skipHeldByHash, nil

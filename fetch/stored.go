@@ -24,7 +24,7 @@ func (p *Pool) stored(ctx context.Context, c *viaduct.Change) (*viaduct.Event, s
 	if b == nil || b.SHA256 == "" {
 		return nil, "", nil
 	}
-	info, err := p.deps.Blobs.Stat(ctx, b.SHA256)
+	info, err := storage.Touch(ctx, p.deps.Blobs, b.SHA256) // touched: see storage.Sweeper
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
 		return nil, "", nil

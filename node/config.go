@@ -14,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/viaduct-mirror/viaduct/fetch"
+	"github.com/viaduct-mirror/viaduct/gc"
 	"github.com/viaduct-mirror/viaduct/harvester"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/republish"
@@ -47,6 +48,7 @@ type Config struct {
 	// Sources are the upstream ResourceSync Sources this node harvests.
 	Sources   []harvester.SourceConfig `yaml:"sources"`
 	Republish republish.Config         `yaml:"republish"`
+	GC        gc.Config                `yaml:"gc"`
 }
 
 // LogConfig selects the log/slog handler.
@@ -107,6 +109,7 @@ func Defaults() Config {
 		Fetch:     fetch.Defaults(),
 		Harvest:   harvester.Defaults(),
 		Republish: republish.Config{Notify: republish.NotifyDefaults()},
+		GC:        gc.Defaults(),
 	}
 }
 
@@ -213,5 +216,6 @@ func (c *Config) Validate() error {
 	field("harvest", c.Harvest.Validate())
 	errs = append(errs, c.Harvest.ValidateSources(c.Sources))
 	field("republish.notify", c.Republish.Notify.Validate())
+	errs = append(errs, c.GC.Validate())
 	return errors.Join(errs...)
 }

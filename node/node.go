@@ -124,6 +124,9 @@ func Start(ctx context.Context, cfg Config, opts Options) (n *Node, err error) {
 	if err := startDumps(runCtx, n, repub, mux); err != nil {
 		return n, err
 	}
+	if err := startGC(runCtx, n, repub); err != nil {
+		return n, err
+	}
 	mux.Handle("/", repub.Handler())
 	n.http = &http.Server{
 		Handler:           publicHandler(mux, opts),

@@ -81,6 +81,10 @@ type dumpState struct {
 	// Next is where the next Change Dump package starts: the until of the
 	// last one, or the first period packaged; zero before the first build.
 	Next time.Time `json:"next,omitzero"`
+	// Superseded are the ZIP keys of packages no longer served (dropped
+	// from Retired or from the oldest Changes), which garbage collection
+	// deletes and then has forgotten (see Dumps.Superseded).
+	Superseded []string `json:"superseded,omitempty"`
 }
 
 func dumpStateKey(coll string) string { return "republish/dumps/" + coll }

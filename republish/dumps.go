@@ -57,6 +57,7 @@ func NewDumps(ctx context.Context, s *Server, blobs storage.Blobs, store StateSt
 		d.state[c.Name] = ds
 		d.locks[c.Name] = &dumpLocks{}
 	}
+	s.dumps = d
 	return d, nil
 }
 
@@ -186,8 +187,10 @@ func (d *Dumps) update(ctx context.Context, coll string, change func(*dumpState)
 	defer l.state.Unlock()
 	cur := d.current(coll)
 	next := &dumpState{Resource: cur.Resource, Next: cur.Next,
-		Retired: append([]dumpPackage(nil), cur.Retired...), Changes: append([]dumpPackage(nil), cur.Changes...)}
+		Retired: append([]dumpPackage(nil), cur.Retired...), Changes: append([]dumpPackage(nil), cur.Changes...),
+		Superseded: append([]string(nil), cur.Superseded...)}
 	change(next)
+	next.Superseded = append(next.Superseded, dropped(cur, next)...)
 	if err := saveDumpState(ctx, d.store, coll, next); err != nil {
 		return fmt.Errorf("republish: %w", err)
 	}

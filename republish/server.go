@@ -41,6 +41,9 @@ type Server struct {
 	// plans keeps each collection's Resource List plan until the
 	// catalog changes.
 	plans *planCache
+	// dumps is the server's Dumps, once NewDumps made them (at start,
+	// before the server is shared).
+	dumps *Dumps
 }
 
 // New checks cfg and returns a Server reading from cat and blobs. Metrics
