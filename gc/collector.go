@@ -97,6 +97,9 @@ func New(cfg Config, d Deps) (*Collector, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if cfg.Grace < time.Minute {
+		return nil, fmt.Errorf("gc.grace: %s is under a minute", cfg.Grace)
+	}
 	sw, ok := d.Blobs.(storage.Sweeper)
 	if d.Catalog == nil || !ok {
 		return nil, errors.New("gc: needs a catalog and a blob store that can list and delete blobs")

@@ -31,11 +31,14 @@ func Defaults() Config {
 	return Config{Every: time.Hour, Grace: 24 * time.Hour, Retention: 90 * 24 * time.Hour}
 }
 
-// Validate names the first field that is out of range.
+// Validate names the first field that is out of range. With Every 0
+// (collection off) the other fields are not read.
 func (c Config) Validate() error {
 	switch {
 	case c.Every < 0:
 		return fmt.Errorf("gc.every: %s is negative", c.Every)
+	case c.Every == 0:
+		return nil
 	case c.Grace < time.Minute:
 		return fmt.Errorf("gc.grace: %s is under a minute; a blob a fetch worker is re-adding could be deleted", c.Grace)
 	case c.Retention < 0:
