@@ -32,13 +32,14 @@ type rule struct {
 // alertsRequired are the conditions an operator must hear about, by the
 // alert that says so.
 var alertsRequired = map[string]string{
-	"ViaductNodeDown":          "a node is down",
-	"ViaductSourceFailing":     "a Source has had no successful pass for several schedules",
-	"ViaductCursorLagGrowing":  "a Source's cursor lag grows",
-	"ViaductDeadLetters":       "dead letters are present",
-	"ViaductCatalogLagging":    "a catalog lags EVENTS",
-	"ViaductEventsUnreachable": "a node has lost NATS",
-	"ViaductBlobStoreErrors":   "the blob store fails",
+	"ViaductNodeDown":           "a node is down",
+	"ViaductSourceFailing":      "a Source has had no successful pass for several schedules",
+	"ViaductCursorLagGrowing":   "a Source's cursor lag grows",
+	"ViaductDeadLetters":        "dead letters are present",
+	"ViaductChangesNotDraining": "the CHANGES backlog does not drain",
+	"ViaductCatalogLagging":     "a catalog lags EVENTS",
+	"ViaductNATSDisconnected":   "a node has lost NATS",
+	"ViaductBlobStoreErrors":    "the blob store fails",
 }
 
 // alertRules reads every rule file of deploy/prometheus and checks what
