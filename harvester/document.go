@@ -84,8 +84,8 @@ func (p *pass) next(d *document) (e *resourcesync.Entry, err error) {
 		var rerr *resourcesync.Error
 		if errors.As(err, &rerr) && !rerr.Fatal {
 			p.badEntries++
-			p.h.m.errors.WithLabelValues(p.src.Name, kindEntry).Inc()
-			p.log.Warn("skipped a bad entry", "uri", d.uri, "line", rerr.Line, "err", rerr.Err)
+			msg := fmt.Sprintf("line %d: %v", rerr.Line, rerr.Err)
+			p.refuse(d.uri, kindEntry, msg, func() string { return msg })
 			continue
 		}
 		p.h.m.errors.WithLabelValues(p.src.Name, kindDocument).Inc()
@@ -98,15 +98,13 @@ func (p *pass) next(d *document) (e *resourcesync.Entry, err error) {
 }
 
 // allowed reports whether loc may be queued: inside the Source's Policy.
-// A loc outside it is logged and counted, never queued.
+// A loc outside it is counted and summarised (refuse), never queued.
 func (p *pass) allowed(d *document, e *resourcesync.Entry) bool {
 	err := p.policy.Allow(e.Loc)
 	if err == nil {
 		return true
 	}
-	p.h.m.errors.WithLabelValues(p.src.Name, kindForbiddenLoc).Inc()
-	p.log.Error("entry outside what the Source may point at, not queued",
-		"uri", d.uri, "line", e.Line, "loc", e.Loc, "err", err)
+	p.refuse(d.uri, kindForbiddenLoc, e.Loc, func() string { return fmt.Sprintf("line %d: %s: %v", e.Line, e.Loc, err) })
 	return false
 }
 

@@ -36,6 +36,9 @@ type source struct {
 	policy *upstream.Policy
 	client *upstream.Client
 	mu     sync.Mutex // one pass at a time, whoever starts it
+	// refusals remembers the entries refused at the last pass, so that
+	// the same ones are not logged again.
+	refusals *refusalLog
 }
 
 // New checks cfg and sources and builds a Harvester. deps must all be set.
@@ -70,7 +73,7 @@ func New(cfg Config, sources []SourceConfig, deps Deps, logger *slog.Logger, reg
 		if err != nil {
 			return nil, fmt.Errorf("harvester: source %q: %w", sc.Name, err)
 		}
-		h.sources[sc.Name] = &source{resolved: r, policy: p, client: deps.Client.WithPolicy(p)}
+		h.sources[sc.Name] = &source{resolved: r, policy: p, client: deps.Client.WithPolicy(p), refusals: newRefusalLog()}
 		h.order = append(h.order, sc.Name)
 		m.declare(sc.Name)
 	}

@@ -82,6 +82,7 @@ func (p *Push) apply(ctx context.Context, s *source, topic string, hd *resources
 // past a change the notification did not date.
 func (ps *pass) pushed(ctx context.Context, topic string, from time.Time, entries []*resourcesync.Entry, advance bool) error {
 	d := &document{uri: topic}
+	defer ps.logRefusals()
 	i := 0
 	next := func() (*resourcesync.Entry, error) {
 		if i == len(entries) {

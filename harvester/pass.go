@@ -23,6 +23,9 @@ type pass struct {
 	st     state
 	// badEntries counts entries skipped because they could not be read.
 	badEntries int
+	// refusedIn is this pass's refused entries by document, logged as one
+	// summary per document when the pass ends (refusals.go).
+	refusedIn map[string]*refusalTally
 	// chanTopic and chanHub are the change notification channel the
 	// Capability List offers, if any.
 	chanTopic, chanHub string
@@ -40,6 +43,7 @@ func (h *Harvester) pass(ctx context.Context, s *source) error {
 	ctx, span := h.startPass(ctx, s)
 	err := p.do(ctx)
 	endSpan(span, err)
+	p.logRefusals()
 	h.m.lag(s.Name, p.st.changes) // as far as it durably got, even when failing
 	if err != nil {
 		h.m.ended(s.Name, false)
