@@ -84,7 +84,7 @@ type body struct {
 	gz     *gzip.Reader
 	max    int64  // decoded bytes allowed
 	what   string // what max is, for the error: "the limit of", "the declared length of"
-	want   int64 // raw Content-Length, -1 if unknown
+	want   int64  // raw Content-Length, -1 if unknown
 	rawN   int64
 	n      int64
 	source string
