@@ -183,6 +183,8 @@ func (n *Node) Close() error {
 	default:
 		close(n.closed)
 	}
+	began := time.Now()
+	n.log.Info("viaduct node stopping")
 	var errs []error
 	// Roles stop first: their context also ends the requests in flight
 	// (an admin pass, a long download), so the HTTP server's shutdown
@@ -211,7 +213,9 @@ func (n *Node) Close() error {
 	n.mu.Lock()
 	errs = append(errs, n.errs...)
 	n.mu.Unlock()
-	return errors.Join(errs...)
+	err := errors.Join(errs...)
+	n.log.Info("viaduct node stopped", "took", time.Since(began).Round(time.Millisecond), "clean", err == nil)
+	return err
 }
 
 // Run starts a node and serves until ctx ends.

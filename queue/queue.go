@@ -104,6 +104,7 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*Queue, error) 
 		return nil, err
 	}
 	m.watch(q)
+	q.announce()
 	return q, nil
 }
 

@@ -86,7 +86,13 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request, rp reply) {
 	s.m.bytes.WithLabelValues(rp.doc).Add(float64(cw.n))
 	s.m.entries.WithLabelValues(rp.doc).Add(float64(n))
 	if err != nil {
-		s.log.ErrorContext(r.Context(), "republish: document aborted", "uri", r.URL.String(), "doc", rp.doc, "err", err)
+		if cw.err != nil || r.Context().Err() != nil {
+			// The Destination closed the connection early: its own
+			// business, not a fault of the node.
+			s.log.DebugContext(r.Context(), "republish: client went away before the document ended", "uri", r.URL.String(), "doc", rp.doc, "err", err)
+		} else {
+			s.log.ErrorContext(r.Context(), "republish: document aborted", "uri", r.URL.String(), "doc", rp.doc, "err", err)
+		}
 		panic(http.ErrAbortHandler)
 	}
 }
@@ -130,14 +136,19 @@ func acceptsGzip(r *http.Request) bool {
 	return false
 }
 
-// countingWriter counts the bytes sent.
+// countingWriter counts the bytes sent and keeps the first error sending
+// them, which tells a client gone from a document that failed.
 type countingWriter struct {
-	w io.Writer
-	n int64
+	w   io.Writer
+	n   int64
+	err error
 }
 
 func (c *countingWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
+	if err != nil && c.err == nil {
+		c.err = err
+	}
 	return n, err
 }
