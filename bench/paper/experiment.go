@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/viaduct-mirror/viaduct/harvester"
@@ -137,7 +138,12 @@ func waitConsistent(ctx context.Context, obs ...*observer) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("the Destinations did not reach the Source's state within %v", settleTimeout)
+			var got []string
+			for _, o := range obs {
+				c, _ := o.consistency(ctx)
+				got = append(got, fmt.Sprintf("%s %.3f", o.name(), c))
+			}
+			return fmt.Errorf("the Destinations did not reach the Source's state within %v (consistency: %s)", settleTimeout, strings.Join(got, ", "))
 		}
 		select {
 		case <-ctx.Done():
@@ -178,11 +184,18 @@ func startNode(ctx context.Context, e experiment, dir, listen, publicURL string,
 	return node.Start(ctx, cfg, node.Options{Version: "paper"})
 }
 
-// requiredBytes is what a Destination had to transfer at the least: the
-// bytes of every version created or updated.
+// requiredBytes is what a Destination had to transfer at the least to
+// hold the Source's state at the end: the bytes of the last version of
+// every resource created or updated, and not deleted, during the run.
+// Versions overwritten before any Destination could have read them are
+// not required; neither is anything for a deletion.
 func requiredBytes(changes []sim.Change) int64 {
-	var n int64
+	last := map[string]sim.Change{}
 	for _, c := range changes {
+		last[c.URI] = c
+	}
+	var n int64
+	for _, c := range last {
 		if c.Op != "deleted" {
 			n += c.Length
 		}

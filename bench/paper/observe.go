@@ -27,6 +27,13 @@ type observer struct {
 	latencies []time.Duration
 }
 
+func (o *observer) name() string {
+	if o.byOrigin {
+		return "B"
+	}
+	return "A"
+}
+
 func (o *observer) reset() {
 	o.consistencies, o.latencies, o.pending, o.seen = nil, nil, map[string]time.Time{}, 0
 }
