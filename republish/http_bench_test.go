@@ -1,0 +1,168 @@
+package republish
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/viaduct-mirror/viaduct/resourcesync"
+)
+
+// BenchmarkServeHTTP measures what a Destination meets: the Resource List
+// (index and parts) and the Change List of a 1,000,000-resource collection
+// read over loopback HTTP from the catalog, beside the ceiling of the HTTP
+// layer here, the same Go HTTP server sending the same bytes from files
+// (http.FileServer). The gzip runs ask for gzip and decompress, as a
+// Destination would; their ceiling serves the same documents compressed
+// beforehand. Compare each viaduct run's entries/s with its file run's.
+//
+//	go test -run '^$' -bench ServeHTTP -benchtime 3x ./republish
+func BenchmarkServeHTTP(b *testing.B) {
+	const n = 1_000_000
+	cat := benchCatalog(b, n)
+	f := newFixture(b, Config{})
+	srv, err := New(f.srv.cfg, FromSQLite(cat), f.blobs, slog.New(slog.DiscardHandler), prometheus.NewRegistry())
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv.now = f.srv.now
+	srv.cfg.ChangeListPeriod = 24 * time.Hour
+	live := httptest.NewServer(srv.Handler())
+	defer live.Close()
+	const mirror = "http://mirror.example.org"
+	docs := map[string]string{
+		"ResourceList": "/alpha/resourcelist.xml",
+		"ChangeList":   "/alpha/changelist/" + srv.periodStart(base).Format(periodLayout) + ".xml",
+	}
+	for _, name := range []string{"ResourceList", "ChangeList"} {
+		// The same bytes, as files, for the ceiling.
+		dir := b.TempDir()
+		fetchAll(b, live.URL, mirror, docs[name], false, func(p string, body []byte) {
+			writeDoc(b, dir, p, body)
+		})
+		files := httptest.NewServer(precompressed(dir))
+		for _, gz := range []bool{false, true} {
+			suffix := ""
+			if gz {
+				suffix = "-gzip"
+			}
+			for _, side := range []struct {
+				name string
+				url  string
+			}{{"viaduct", live.URL}, {"file", files.URL}} {
+				b.Run(name+suffix+"/"+side.name, func(b *testing.B) {
+					for b.Loop() {
+						fetchAll(b, side.url, mirror, docs[name], gz, nil)
+					}
+					b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "entries/s")
+				})
+			}
+		}
+		files.Close()
+	}
+}
+
+// fetchAll GETs a document and, when it is an index, every document it
+// lists (their URIs moved from mirror to url), reading every entry as a
+// Destination would; each body goes to keep. It returns the paths read.
+func fetchAll(b *testing.B, url, mirror, path string, gz bool, keep func(string, []byte)) []string {
+	body := fetch(b, url+path, gz)
+	if keep != nil {
+		keep(path, body)
+	}
+	paths := []string{path}
+	rd, err := resourcesync.NewReader(bytes.NewReader(body), resourcesync.DefaultLimits())
+	if err != nil {
+		b.Fatal(err)
+	}
+	index := rd.Header().Root == resourcesync.SitemapIndex
+	for {
+		e, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		if index {
+			paths = append(paths, fetchAll(b, url, mirror, strings.TrimPrefix(e.Loc, mirror), gz, keep)...)
+		}
+	}
+	return paths
+}
+
+func fetch(b *testing.B, url string, gz bool) []byte {
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	if gz {
+		req.Header.Set("Accept-Encoding", "gzip")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b.Fatalf("GET %s: %s", url, resp.Status)
+	}
+	var r io.Reader = resp.Body
+	if resp.Header.Get("Content-Encoding") == "gzip" {
+		zr, err := gzip.NewReader(resp.Body)
+		if err != nil {
+			b.Fatal(err)
+		}
+		r = zr
+	} else if gz {
+		b.Fatalf("GET %s: asked for gzip, got %q", url, resp.Header.Get("Content-Encoding"))
+	}
+	body, err := io.ReadAll(r)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return body
+}
+
+// writeDoc keeps a document's bytes under dir at its path, and beside it
+// the same bytes gzipped.
+func writeDoc(b *testing.B, dir, path string, body []byte) {
+	p := filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(path, "/")))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	var z bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&z, gzip.BestSpeed)
+	zw.Write(body)
+	zw.Close()
+	if err := os.WriteFile(p, body, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(p+".gz", z.Bytes(), 0o644); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// precompressed is http.FileServer, answering a client that asks for gzip
+// with the file compressed beforehand.
+func precompressed(dir string) http.Handler {
+	fs := http.FileServer(http.Dir(dir))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+			w.Header().Set("Content-Encoding", "gzip")
+			w.Header().Set("Content-Type", "application/xml")
+			r2 := r.Clone(r.Context())
+			r2.URL.Path += ".gz"
+			fs.ServeHTTP(w, r2)
+			return
+		}
+		fs.ServeHTTP(w, r)
+	})
+}
