@@ -49,6 +49,9 @@ type applier struct {
 	log    *slog.Logger
 	tracer trace.Tracer
 	trace  batchTrace // the batch's events' trace contexts
+	// applied, when set, is signalled (without blocking) after each batch
+	// reaches the catalog, so that the notifier tells subscribers at once.
+	applied chan<- struct{}
 
 	mu    sync.Mutex
 	batch []sqlite.Applied
@@ -151,8 +154,10 @@ func (a *applier) flushLocked(ctx context.Context) (err error) {
 		if err != nil {
 			return fmt.Errorf("applier: events %d to %d: %w", batch[0].Seq, batch[len(batch)-1].Seq, err)
 		}
+		a.signal()
 		return nil
 	}
+	defer a.signal()
 	for _, ap := range batch {
 		err := a.cat.Apply(ctx, ap.Seq, ap.At, ap.Event)
 		if errors.Is(err, sqlite.ErrInvalid) {
@@ -164,6 +169,15 @@ func (a *applier) flushLocked(ctx context.Context) (err error) {
 		}
 	}
 	return nil
+}
+
+// signal tells the notifier that the catalog changed; a signal already
+// waiting covers this one.
+func (a *applier) signal() {
+	select {
+	case a.applied <- struct{}{}:
+	default:
+	}
 }
 
 // caughtUp reports whether the catalog has applied every event published

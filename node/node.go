@@ -53,6 +53,9 @@ type Node struct {
 	mu     sync.Mutex
 	errs   []error
 	closed chan struct{}
+	// applied is signalled by the applier after each batch, and read by
+	// the notifier.
+	applied chan struct{}
 }
 
 // Start opens the stores, starts every role and listens for HTTP. It
@@ -102,7 +105,8 @@ func Start(ctx context.Context, cfg Config, opts Options) (n *Node, err error) {
 
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	n.cancel = cancel
-	ap := &applier{q: n.q, cat: n.cat, log: log.With("role", "applier"), tracer: opts.tracer()}
+	n.applied = make(chan struct{}, 1)
+	ap := &applier{q: n.q, cat: n.cat, log: log.With("role", "applier"), tracer: opts.tracer(), applied: n.applied}
 	n.spawn("applier", func() error { return ap.run(runCtx) })
 
 	repub, err := republish.New(n.cfg.Republish, republish.FromSQLite(n.cat), n.blobs, log.With("role", "republish"), n.reg)

@@ -75,7 +75,7 @@ func startNotify(ctx context.Context, n *Node, repub *republish.Server) (*notify
 		r.close()
 		return nil, err
 	}
-	n.spawn("notifier", func() error { return nf.Run(ctx) })
+	n.spawn("notifier", func() error { return nf.RunWoken(ctx, n.applied) })
 	return r, nil
 }
 

@@ -67,24 +67,35 @@ func cursorKey(c string) string { return "republish/notify/" + c }
 // Run publishes notifications every window until ctx ends. A failure
 // (a catalog read, a publication) is logged and retried with backoff up
 // to a minute; the cursor does not move past what was not published.
-func (n *Notifier) Run(ctx context.Context) error {
+func (n *Notifier) Run(ctx context.Context) error { return n.RunWoken(ctx, nil) }
+
+// RunWoken is Run that also publishes as soon as wake is signalled (the
+// catalog applied a batch), instead of at the end of the window: a change
+// then reaches subscribers within milliseconds of reaching the catalog,
+// and the applier's batching is the gathering. While a failure is being
+// retried, wake is ignored until the backoff ends.
+func (n *Notifier) RunWoken(ctx context.Context, wake <-chan struct{}) error {
 	wait := n.cfg.Window
 	t := time.NewTimer(0)
 	defer t.Stop()
+	woken := wake
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
+		case <-woken:
+			t.Stop()
 		}
 		if err := n.Flush(ctx); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
 			wait = min(2*wait, time.Minute)
+			woken = nil
 			n.log.Warn("notifier: publishing change notifications failed; will retry", "retry_in", wait, "err", err)
 		} else {
-			wait = n.cfg.Window
+			wait, woken = n.cfg.Window, wake
 		}
 		t.Reset(wait)
 	}

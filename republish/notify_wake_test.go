@@ -1,0 +1,50 @@
+package republish
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/viaduct-mirror/viaduct/internal/testutil"
+)
+
+// TestNotifierWokenPublishesAtOnce checks that a notifier told the
+// catalog changed publishes then, not at the end of its window: with a
+// window of a minute, a change applied and signalled is notified at once.
+func TestNotifierWokenPublishesAtOnce(t *testing.T) {
+	cfg := Config{Notify: NotifyConfig{Enabled: true, Window: time.Minute}}
+	f := newSQLiteFixture(t, cfg)
+	pub := &recorder{}
+	nf, err := NewNotifier(f.srv, f.cat, pub, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	wake := make(chan struct{}, 1)
+	done := make(chan error, 1)
+	go func() { done <- nf.RunWoken(ctx, wake) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	published := func() int {
+		pub.mu.Lock()
+		defer pub.mu.Unlock()
+		return len(pub.payloads)
+	}
+	for round := 1; round <= 3; round++ {
+		applyN(t, f, round*10, 2)
+		wake <- struct{}{}
+		// Far less than the window: only the signal can have published it.
+		testutil.Eventually(t, 20*time.Second, "the notification of a signalled change", func() bool { return published() == round })
+	}
+	pub.mu.Lock()
+	defer pub.mu.Unlock()
+	for i, p := range pub.payloads {
+		if _, es := readNotification(t, p); len(es) != 2 {
+			t.Fatalf("payload %d holds %d changes, want the 2 applied before its signal", i, len(es))
+		}
+	}
+}
