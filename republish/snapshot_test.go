@@ -177,3 +177,34 @@ func differing(a, b map[string]string) []string {
 	}
 	return out
 }
+
+// TestSnapshotPartUnavailable: a part of a snapshot the catalog has not
+// applied yet (a replica behind) answers 503 with Retry-After; one of a
+// snapshot older than the change log's retention horizon answers 410.
+func TestSnapshotPartUnavailable(t *testing.T) {
+	f := newSQLiteFixture(t, Config{MaxEntries: 2})
+	apply := func(i int, at time.Time) {
+		uri := fmt.Sprintf("http://origin.example.com/r%d", i)
+		f.apply(t, at, &viaduct.Event{Source: "origin", Collection: "alpha", URI: uri, Op: resourcesync.Created, Type: "text/plain",
+			Upstream: viaduct.Change{Source: "origin", Collection: "alpha", URI: uri, Op: resourcesync.Created}}, []byte(uri))
+	}
+	for i := range 5 {
+		apply(i, base.Add(time.Duration(i)*time.Second))
+	}
+	_, parts := f.entries(t, "/alpha/resourcelist.xml")
+	if len(parts) != 3 || !strings.Contains(parts[0].Loc, "seq=5") {
+		t.Fatalf("index parts %v, want 3 naming snapshot 5", parts)
+	}
+	ahead := strings.TrimPrefix(strings.Replace(parts[0].Loc, "seq=5", "seq=6", 1), f.srv.cfg.BaseURL)
+	if resp, _ := f.get(t, ahead); resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("GET %s on a catalog at 5: %s, Retry-After %q; want 503 with Retry-After", ahead, resp.Status, resp.Header.Get("Retry-After"))
+	}
+	apply(5, base.Add(time.Hour))
+	if _, err := f.cat.Prune(context.Background(), base.Add(2*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	part := strings.TrimPrefix(parts[1].Loc, f.srv.cfg.BaseURL)
+	if resp, _ := f.get(t, part); resp.StatusCode != http.StatusGone {
+		t.Errorf("GET %s after the change log was pruned past it: %s, want 410", part, resp.Status)
+	}
+}
