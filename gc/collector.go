@@ -53,6 +53,17 @@ func (Solo) Take(ctx context.Context) (context.Context, func(), bool, error) {
 	return ctx, func() {}, true, nil
 }
 
+// Peers is how far the catalogs of the nodes sharing the blob store have
+// applied EVENTS. Every catalog is a view of the same EVENTS, so a node
+// whose catalog has applied the sequence at which a collection first
+// found a blob unreferenced no longer refers to it; one behind it might.
+type Peers interface {
+	// MinApplied is the least sequence applied by the catalog of any
+	// node that reported lately, this one's included; ok is false when
+	// none did.
+	MinApplied(ctx context.Context) (seq uint64, ok bool, err error)
+}
+
 // Deps are what a Collector works on.
 type Deps struct {
 	Catalog Catalog
@@ -62,6 +73,10 @@ type Deps struct {
 	Packages Packages
 	// Turn defaults to Solo.
 	Turn Turn
+	// Peers, when several nodes share the store: a blob is deleted only
+	// once every node's catalog has applied the sequence at which it was
+	// first found unreferenced.
+	Peers Peers
 	// Align rounds the retention cutoff down to a multiple of it since
 	// the Unix epoch: the Change List period, so that the first Change
 	// List still served is whole.
@@ -89,7 +104,14 @@ type Collector struct {
 	log   *slog.Logger
 	m     *metrics
 	now   func() time.Time
-	marks map[string]time.Time
+	marks map[string]mark
+}
+
+// mark is a collection's first finding of an unreferenced blob: when, and
+// the catalog sequence its references were read at.
+type mark struct {
+	at  time.Time
+	seq uint64
 }
 
 // New checks cfg and deps and returns a Collector.
@@ -114,7 +136,7 @@ func New(cfg Config, d Deps) (*Collector, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gc: metrics: %w", err)
 	}
-	return &Collector{cfg: cfg, d: d, sw: sw, log: d.Logger, m: m, now: time.Now, marks: map[string]time.Time{}}, nil
+	return &Collector{cfg: cfg, d: d, sw: sw, log: d.Logger, m: m, now: time.Now, marks: map[string]mark{}}, nil
 }
 
 // Run collects every cfg.Every until ctx ends; failures are logged and

@@ -160,7 +160,7 @@ func TestCollectUnderConcurrentIngest(t *testing.T) {
 	}
 	// A collection a grace period ago found every unreferenced blob.
 	for _, k := range append(slices.Clone(garbage), readd...) {
-		c.marks[k] = start.Add(-2 * cfg.Grace)
+		c.marks[k] = mark{at: start.Add(-2 * cfg.Grace)}
 	}
 
 	var wg sync.WaitGroup
@@ -348,5 +348,40 @@ func TestSupersededDumpPackages(t *testing.T) {
 	}
 	if got := value(c.m.packages); got != 1 {
 		t.Errorf("viaduct_gc_dump_packages_deleted_total = %v, want 1", got)
+	}
+}
+
+// peers reports a fixed least applied sequence of the other nodes.
+type peers struct{ applied uint64 }
+
+func (p *peers) MinApplied(context.Context) (uint64, bool, error) { return p.applied, true, nil }
+
+// TestLaggingPeerKeepsBlob: a blob found unreferenced at sequence 1 stays,
+// past the grace period, while another node's catalog has not applied
+// sequence 1 (it may still refer to the blob), and goes once it has.
+func TestLaggingPeerKeepsBlob(t *testing.T) {
+	e := newEnv(t)
+	if err := e.publish("http://s/other", []byte("other"), resourcesync.Created, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	p := &peers{applied: 0}
+	c, err := New(Config{Every: time.Hour, Grace: time.Hour}, Deps{Catalog: e.cat, Blobs: e.store, Peers: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := e.put(t, []byte("unreferenced at 1"))
+	now := time.Now()
+	c.now = func() time.Time { return now }
+	ctx := context.Background()
+	if r, err := c.Collect(ctx); err != nil || r.Seq != 1 || r.Marked != 1 {
+		t.Fatalf("first collection: %+v, %v; want the blob marked at sequence 1", r, err)
+	}
+	now = now.Add(2 * time.Hour)
+	if r, err := c.Collect(ctx); err != nil || r.Blobs != 0 || !exists(e.store, key) {
+		t.Fatalf("with a node at sequence 0: %+v, %v; want the blob kept", r, err)
+	}
+	p.applied = 1
+	if r, err := c.Collect(ctx); err != nil || r.Blobs != 1 || exists(e.store, key) {
+		t.Fatalf("with every node at sequence 1: %+v, %v; want the blob deleted", r, err)
 	}
 }

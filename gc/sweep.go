@@ -36,7 +36,11 @@ func (c *Collector) sweep(ctx context.Context, r *Report) error {
 			superseded[k] = true
 		}
 	}
-	marks := map[string]time.Time{}
+	peersAt, err := c.peersApplied(ctx, r.Seq)
+	if err != nil {
+		return err
+	}
+	marks := map[string]mark{}
 	err = c.sw.List(ctx, func(in storage.Info) error {
 		if refs.has(in.Key) || in.ModTime.After(now.Add(-c.cfg.Grace)) {
 			return nil
@@ -44,13 +48,13 @@ func (c *Collector) sweep(ctx context.Context, r *Report) error {
 		first, ok := c.marks[in.Key]
 		switch {
 		case !ok:
-			marks[in.Key] = now
+			marks[in.Key] = mark{at: now, seq: r.Seq}
 			return nil
-		case now.Sub(first) < c.cfg.Grace:
+		case now.Sub(first.at) < c.cfg.Grace, peersAt < first.seq:
 			marks[in.Key] = first
 			return nil
 		}
-		gone, err := c.sw.DeleteIdle(ctx, in.Key, first.Add(-slack))
+		gone, err := c.sw.DeleteIdle(ctx, in.Key, first.at.Add(-slack))
 		if err != nil {
 			return err
 		}
@@ -60,7 +64,7 @@ func (c *Collector) sweep(ctx context.Context, r *Report) error {
 			if superseded[in.Key] {
 				r.Packages++
 			}
-			c.log.DebugContext(ctx, "gc: blob deleted", "sha256", in.Key, "size", in.Size, "unreferenced_since", first)
+			c.log.DebugContext(ctx, "gc: blob deleted", "sha256", in.Key, "size", in.Size, "unreferenced_since", first.at)
 		}
 		return nil
 	})
@@ -69,6 +73,22 @@ func (c *Collector) sweep(ctx context.Context, r *Report) error {
 		return fmt.Errorf("gc: sweeping the blob store: %w", err)
 	}
 	return c.forgetGone(ctx, superseded)
+}
+
+// peersApplied is the least sequence every node sharing the store has
+// applied: own, the catalog's when there are no peers or none reported.
+func (c *Collector) peersApplied(ctx context.Context, own uint64) (uint64, error) {
+	if c.d.Peers == nil {
+		return own, nil
+	}
+	seq, ok, err := c.d.Peers.MinApplied(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("gc: how far other nodes have applied: %w", err)
+	}
+	if !ok {
+		return own, nil
+	}
+	return min(seq, own), nil
 }
 
 // forgetGone tells the republisher to forget the superseded packages no
