@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -118,6 +119,101 @@ func TestCatalogSkipsReplaysAndRecordsDeletions(t *testing.T) {
 	}
 	if r, err := cat.Resource(context.Background(), testCollection, never.URI); err != nil || !r.Deleted || r.Seq != 0 {
 		t.Errorf("catalog row of a never-held deletion: %+v, %v; want a tombstone", r, err)
+	}
+	if d := deadLetters(t, q); len(d) != 0 {
+		t.Errorf("dead letters: %v", d)
+	}
+}
+
+// TestCrashInTheMiddleOfABaseline: the workers of a node die one by one
+// in the middle of a baseline, some between storing a blob and publishing
+// its event, some between publishing and acknowledging, as a kill -9
+// leaves them. Another pool on the same queue, store and catalog finishes
+// the work. Every resource then holds the hashes the Source declared in
+// its list, md5 included: a change finding its blob already stored once
+// published no md5 at all, and the republished entry carried only its
+// sha-256 (one in each of three such runs).
+func TestCrashInTheMiddleOfABaseline(t *testing.T) {
+	srv := startSim(t, sim.Config{Resources: 80, Seed: 21, MinSize: 16, MaxSize: 2048})
+	q := startQueue(t, func(c *queue.Config) { c.AckWait = time.Second })
+	store, root := dirStore(t)
+	cat := appliedCatalog(t, q)
+	changes := simChanges(t, srv)
+	for i := range changes {
+		if changes[i].Hash.Get(resourcesync.MD5) == "" {
+			t.Fatalf("the Source declares no md5 for %s: the test needs it in the list", changes[i].URI)
+		}
+	}
+	publishAll(t, q, changes)
+
+	cfg := testConfig()
+	deps := queueDeps(t, q, store, clientsFor(t, srv))
+	deps.Catalog = cat
+	var commits, publishes, crashes atomic.Int32
+	crashed := make(chan struct{}, cfg.Workers)
+	crash := func() error {
+		crashes.Add(1)
+		crashed <- struct{}{}
+		return errors.New("crash")
+	}
+	p, err := New(cfg, deps, testLogger(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.afterCommit = func(*viaduct.Change) error {
+		if n := commits.Add(1); n > 10 && n%2 == 1 {
+			return crash()
+		}
+		return nil
+	}
+	p.afterPublish = func(*queue.ChangeMsg) error {
+		if n := publishes.Add(1); n > 10 && n%2 == 0 {
+			return crash()
+		}
+		return nil
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- p.Run(context.Background()) }()
+	for range cfg.Workers {
+		select {
+		case <-crashed:
+		case <-time.After(60 * time.Second):
+			t.Fatalf("only %d of %d workers crashed", crashes.Load(), cfg.Workers)
+		}
+	}
+	p.Close()
+	if err := <-errc; err != nil {
+		t.Fatalf("pool run: %v", err)
+	}
+	published := map[string]bool{}
+	for _, ev := range events(t, q) {
+		published[ev.SHA256] = true
+	}
+	orphans := 0
+	for _, key := range blobFiles(t, root) {
+		if !published[key] {
+			orphans++
+		}
+	}
+	if orphans == 0 {
+		t.Fatalf("the crashes left no blob stored without its event: the test missed its case")
+	}
+
+	runPool(t, testConfig(), deps, nil)
+	eventually(t, 60*time.Second, "every change applied after the crash", func() bool {
+		n, _, err := cat.CountResources(context.Background(), testCollection)
+		return err == nil && n == len(changes) && streamMsgs(t, q, queue.StreamChanges) == 0
+	})
+	snap := srv.Snapshot()
+	for _, c := range changes {
+		r, err := cat.Resource(context.Background(), testCollection, c.URI)
+		want := snap[c.URI]
+		switch {
+		case err != nil:
+			t.Errorf("%s: %v", c.URI, err)
+		case r.SHA256 != c.Hash.Get(resourcesync.SHA256) || r.MD5 != c.Hash.Get(resourcesync.MD5) || r.Length != want.Length:
+			t.Errorf("%s is held as sha-256 %s md5 %q length %d; the Source declared %s, %d", c.URI, r.SHA256, r.MD5, r.Length, c.Hash, want.Length)
+		}
 	}
 	if d := deadLetters(t, q); len(d) != 0 {
 		t.Errorf("dead letters: %v", d)

@@ -28,7 +28,10 @@ type failure struct {
 	// busy: every slot of the host stayed taken; nothing was sent. The
 	// change is not failed: it waits for its host (see lot).
 	busy bool
-	err  error
+	// abandoned: a test hook stood for a crash; the change gets no
+	// verdict at all.
+	abandoned bool
+	err       error
 	// evidence is what an operator needs to judge the dead letter.
 	evidence map[string]string
 }

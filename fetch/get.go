@@ -39,7 +39,7 @@ func (p *Pool) fetch(ctx context.Context, msg *queue.ChangeMsg, client *upstream
 		if best == nil || f.hope() < best.hope() {
 			best = f
 		}
-		if f.interrupted || f.busy {
+		if f.interrupted || f.busy || f.abandoned {
 			break
 		}
 	}
@@ -102,6 +102,9 @@ func (p *Pool) fetchOne(ctx context.Context, c *viaduct.Change, client *upstream
 		return nil, p.storeFailure(ctx, c, uri, fmt.Errorf("commit blob %s: %w", sums.Get(resourcesync.SHA256), err))
 	}
 	p.m.fetched.WithLabelValues(c.Source).Inc()
+	if p.afterCommit != nil && p.afterCommit(c) != nil {
+		return nil, &failure{reason: "abandoned", abandoned: true, err: errAbandoned}
+	}
 	return newEvent(c, key, sums.Get(resourcesync.MD5), size, typeOr(c.Type, resp.Header.Get("Content-Type"))), nil
 }
 

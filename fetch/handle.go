@@ -42,6 +42,10 @@ func (p *Pool) handle(ctx context.Context, msg *queue.ChangeMsg, wait time.Durat
 	}
 	log := p.log.With("source", c.Source, "uri", c.URI, "sha256", c.Hash.Get(resourcesync.SHA256))
 	ev, skip, f := p.decide(ctx, msg, wait, log)
+	if f != nil && f.abandoned {
+		end()
+		return errAbandoned
+	}
 	if f != nil && f.busy {
 		span.SetAttributes(attribute.Bool("viaduct.host_busy", true))
 		end()

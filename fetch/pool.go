@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/viaduct-mirror/viaduct"
 	"github.com/viaduct-mirror/viaduct/queue"
 )
 
@@ -29,6 +30,11 @@ type Pool struct {
 	// change. Tests set it to stand for a crash at the worst moment: an
 	// error leaves the change unacknowledged and stops that worker.
 	afterPublish func(*queue.ChangeMsg) error
+	// afterCommit runs between committing a fetched blob and publishing
+	// its event, for tests to stand for a crash there: an error leaves
+	// the blob stored, no event, the change unacknowledged, and stops
+	// that worker.
+	afterCommit func(*viaduct.Change) error
 
 	// completions are the changes whose events are sent and not yet
 	// acknowledged (see handle); slots bounds them to cfg.Workers. Both

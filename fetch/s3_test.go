@@ -50,5 +50,5 @@ func TestFetchIntoMinIO(t *testing.T) {
 			good = append(good, c)
 		}
 	}
-	checkEvents(t, q, store, srv, good, nil)
+	checkEvents(t, q, store, srv, good)
 }

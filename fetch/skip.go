@@ -58,11 +58,20 @@ func (p *Pool) skip(ctx context.Context, c *viaduct.Change) (*viaduct.Event, str
 		case err != nil:
 			return nil, "", fmt.Errorf("look up blob %s: %w", sha, err)
 		case c.Length == nil || info.Size == *c.Length:
-			// The md5 is the one computed of this blob when the catalog
-			// has it; a declared one is not trusted unverified.
+			// The md5 is the one computed of this blob: the catalog's,
+			// else computed now (blobMD5); a declared one is not trusted
+			// unverified, and an event without one would lose the md5
+			// the Source declared (a worker that died between storing
+			// the blob and publishing left exactly this).
 			md5, typ := "", c.Type
 			if r, err := p.heldByHash(ctx, c); err == nil && r.SHA256 == sha {
 				md5, typ = r.MD5, typeOr(c.Type, r.Type)
+			}
+			if md5 == "" {
+				if md5, err = p.blobMD5(ctx, sha, info.Size); err != nil {
+					p.log.Warn("stored blob unreadable or not what its key says; fetching the bitstream again", "source", c.Source, "uri", c.URI, "sha256", sha, "err", err)
+					return nil, "", nil
+				}
 			}
 			return newEvent(c, sha, md5, info.Size, typ), skipBlobExists, nil
 		}
@@ -74,7 +83,13 @@ func (p *Pool) skip(ctx context.Context, c *viaduct.Change) (*viaduct.Event, str
 	if _, err := storage.Touch(ctx, p.deps.Blobs, r.SHA256); err != nil {
 		return nil, "", nil // the catalog's copy is gone from the store: fetch it again
 	}
-	return newEvent(c, r.SHA256, r.MD5, r.Length, typeOr(c.Type, r.Type)), skipHeldByHash, nil
+	md5 := r.MD5
+	if md5 == "" {
+		if md5, err = p.blobMD5(ctx, r.SHA256, r.Length); err != nil {
+			return nil, "", nil
+		}
+	}
+	return newEvent(c, r.SHA256, md5, r.Length, typeOr(c.Type, r.Type)), skipHeldByHash, nil
 }
 
 // heldByHash asks the catalog, if there is one, for a copy of the Source
