@@ -1,10 +1,12 @@
 package republish
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,8 +38,10 @@ func (s *Server) periodStart(t time.Time) time.Time {
 	return time.Unix(0, q*p).UTC()
 }
 
-func (s *Server) changeListURL(coll string, start time.Time) string {
-	return s.url("/" + coll + "/changelist/" + start.UTC().Format(periodLayout) + ".xml")
+// changeListURL is the URL of the piece from from of the period starting
+// at start (the whole period's when from is start).
+func (s *Server) changeListURL(coll string, start, from time.Time) string {
+	return s.url("/" + coll + "/changelist/" + pieceName(start, from) + ".xml")
 }
 
 // periods returns the starts of the periods the index lists, oldest first,
@@ -59,43 +63,79 @@ func (s *Server) periods(st Stats) (starts []time.Time, open time.Time) {
 }
 
 func (s *Server) serveChangeListIndex(w http.ResponseWriter, r *http.Request, c *Collection) {
-	st, err := s.cat.Stats(r.Context(), c.Name)
+	ctx := r.Context()
+	st, err := s.cat.Stats(ctx, c.Name)
 	if err != nil {
 		s.fail(w, r, "changelist-index", http.StatusInternalServerError, fmt.Errorf("collection %s: stats: %w", c.Name, err))
 		return
 	}
 	starts, open := s.periods(st)
-	p := s.cfg.ChangeListPeriod
+	lists, err := s.changeLists(ctx, c.Name, starts, open)
+	if err != nil {
+		s.fail(w, r, "changelist-index", http.StatusInternalServerError, fmt.Errorf("collection %s: split change lists: %w", c.Name, err))
+		return
+	}
 	h := &resourcesync.Header{
 		Root:  resourcesync.SitemapIndex,
-		MD:    resourcesync.MD{Capability: resourcesync.CapChangeList, From: starts[0]},
+		MD:    resourcesync.MD{Capability: resourcesync.CapChangeList, From: lists[0].from},
 		Links: []resourcesync.Link{{Rel: "up", Href: s.capabilityListURL(c.Name)}},
 	}
-	etag := etagOf("changelist-index", c.Name, st.Changes, open.UnixNano(), starts[0].UnixNano(), s.confID)
+	etag := etagOf("changelist-index", c.Name, st.Changes, st.Last.UnixNano(), open.UnixNano(), starts[0].UnixNano(), s.confID)
 	s.send(w, r, reply{doc: "changelist-index", contentType: xmlType, etag: etag, modified: st.Last,
 		write: func(out io.Writer) (int, error) {
 			wr, err := resourcesync.NewWriter(out, h)
 			if err != nil {
 				return 0, err
 			}
-			for i, t := range starts {
-				md := &resourcesync.MD{From: t}
-				if t.Before(open) {
-					md.Until = t.Add(p)
-				}
-				if err := wr.Write(&resourcesync.Entry{Loc: s.changeListURL(c.Name, t), MD: md}); err != nil {
+			for i, l := range lists {
+				md := &resourcesync.MD{From: l.from, Until: l.until}
+				if err := wr.Write(&resourcesync.Entry{Loc: s.changeListURL(c.Name, l.start, l.from), MD: md}); err != nil {
 					return i, err
 				}
 			}
-			return len(starts), wr.Close()
+			return len(lists), wr.Close()
 		}})
 }
 
-// serveChangeList serves the Change List of the period named by name.
+// listed is one Change List the index lists: a piece of a period.
+type listed struct {
+	start, from, until time.Time // until zero: the open list
+}
+
+// changeLists returns the Change Lists of the periods starting at starts,
+// split into pieces, the most recent MaxChangeLists of them.
+func (s *Server) changeLists(ctx context.Context, coll string, starts []time.Time, open time.Time) ([]listed, error) {
+	p := s.cfg.ChangeListPeriod
+	var out []listed
+	for _, t := range starts {
+		closed := t.Before(open)
+		ps, err := s.pieces(ctx, coll, t, closed)
+		if err != nil {
+			return nil, err
+		}
+		for i, from := range ps {
+			l := listed{start: t, from: from}
+			switch {
+			case i+1 < len(ps):
+				l.until = ps[i+1]
+			case closed:
+				l.until = t.Add(p)
+			}
+			out = append(out, l)
+		}
+	}
+	if n := len(out) - s.cfg.MaxChangeLists; n > 0 {
+		out = out[n:]
+	}
+	return out, nil
+}
+
+// serveChangeList serves the Change List named by name: a period's, or
+// one piece of it (see changesplit.go).
 func (s *Server) serveChangeList(w http.ResponseWriter, r *http.Request, c *Collection, name string) {
 	stamp, ok := strings.CutSuffix(name, ".xml")
-	from, err := time.Parse(periodLayout, stamp)
-	if !ok || err != nil || !s.periodStart(from).Equal(from) {
+	start, from, okName := parsePieceName(stamp)
+	if !ok || !okName || !s.periodStart(start).Equal(start) {
 		s.fail(w, r, "changelist", http.StatusNotFound, nil)
 		return
 	}
@@ -106,20 +146,36 @@ func (s *Server) serveChangeList(w http.ResponseWriter, r *http.Request, c *Coll
 		return
 	}
 	_, open := s.periods(st)
-	if from.After(open) {
+	if start.After(open) {
+		s.fail(w, r, "changelist", http.StatusNotFound, nil)
+		return
+	}
+	closed := start.Before(open)
+	ps, err := s.pieces(ctx, c.Name, start, closed)
+	if err != nil {
+		s.fail(w, r, "changelist", http.StatusInternalServerError, fmt.Errorf("collection %s: split change list %s: %w", c.Name, stamp, err))
+		return
+	}
+	i := slices.IndexFunc(ps, func(t time.Time) bool { return t.Equal(from) })
+	if i < 0 {
 		s.fail(w, r, "changelist", http.StatusNotFound, nil)
 		return
 	}
 	md := resourcesync.MD{Capability: resourcesync.CapChangeList, From: from}
 	var until time.Time // zero: the open list reads to the end of the log
 	rp := reply{doc: "changelist", contentType: xmlType, modified: st.Last}
-	if from.Before(open) {
-		md.Until = from.Add(s.cfg.ChangeListPeriod)
+	switch {
+	case i+1 < len(ps):
+		md.Until = ps[i+1]
+	case closed:
+		md.Until = start.Add(s.cfg.ChangeListPeriod)
+	}
+	if !md.Until.IsZero() {
 		until = md.Until
 		rp.closed = true
 		rp.modified = md.Until
 	}
-	rp.etag = etagOf("changelist", c.Name, from.UnixNano(), st.Changes, st.Last.UnixNano(), s.confID)
+	rp.etag = etagOf("changelist", c.Name, from.UnixNano(), until.UnixNano(), st.Changes, st.Last.UnixNano(), s.confID)
 	h := &resourcesync.Header{MD: md, Links: []resourcesync.Link{
 		{Rel: "up", Href: s.capabilityListURL(c.Name)},
 		{Rel: "index", Href: s.changeListIndexURL(c.Name)},
@@ -145,7 +201,7 @@ func (s *Server) serveChangeList(w http.ResponseWriter, r *http.Request, c *Coll
 			return b.write(wr)
 		})
 		if err != nil && !errors.Is(err, errStop) {
-			return n, fmt.Errorf("collection %s: change list from %s: %w", c.Name, stamp, err)
+			return n, fmt.Errorf("collection %s: change list %s: %w", c.Name, stamp, err)
 		}
 		return n, wr.Close()
 	}

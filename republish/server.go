@@ -44,6 +44,8 @@ type Server struct {
 	// dumps is the server's Dumps, once NewDumps made them (at start,
 	// before the server is shared).
 	dumps *Dumps
+	// split keeps how closed Change List periods are split.
+	split *pieceCache
 }
 
 // New checks cfg and returns a Server reading from cat and blobs. Metrics
@@ -64,7 +66,7 @@ func New(cfg Config, cat Catalog, blobs BlobOpener, logger *slog.Logger, reg pro
 		return nil, fmt.Errorf("republish: register metrics: %w", err)
 	}
 	s := &Server{cfg: cfg, cat: cat, blobs: blobs, log: logger, m: m, colls: map[string]*Collection{}, now: time.Now,
-		plans: newPlanCache()}
+		plans: newPlanCache(), split: &pieceCache{}}
 	for i := range s.cfg.Collections {
 		s.colls[s.cfg.Collections[i].Name] = &s.cfg.Collections[i]
 	}

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"io"
 	"slices"
 	"sort"
@@ -33,19 +34,55 @@ func (s *Source) periodStart(k int) time.Time {
 	return s.epoch.Add(time.Duration(k) * s.cfg.Period)
 }
 
-func changeListPath(k int) string { return "/changelist-" + strconv.Itoa(k) + ".xml" }
+// changeListPath is the path of piece j (from 0) of period k's Change
+// List: a period with more than ChangeListSize changes is served as
+// several lists, the first at the period's own path.
+func changeListPath(k, j int) string {
+	if j == 0 {
+		return "/changelist-" + strconv.Itoa(k) + ".xml"
+	}
+	return "/changelist-" + strconv.Itoa(k) + "-" + strconv.Itoa(j) + ".xml"
+}
 
-// writeChangeListIndex writes the Change List Index: one closed list per
-// elapsed period and the open one, which has no until.
+// piece is one Change List: a period's changes, or a run of at most
+// ChangeListSize of them, with its interval.
+type piece struct {
+	from, until time.Time // until zero: open
+	changes     []change
+}
+
+// pieces cuts period k's changes into lists of at most ChangeListSize:
+// the first from the period's start, each next from the time of its first
+// change, the last until the period's end (none for the open period).
+func (s *Source) pieces(k, cur int) []piece {
+	from, until := s.periodStart(k), s.periodStart(k+1)
+	changes := s.changesIn(from.UnixNano(), until.UnixNano())
+	size := s.cfg.ChangeListSize
+	var out []piece
+	for i := 0; i == 0 || i < len(changes); i += size {
+		p := piece{from: from, changes: changes[i:min(i+size, len(changes))]}
+		if i > 0 {
+			p.from = time.Unix(0, changes[i].time).UTC()
+			out[len(out)-1].until = p.from
+		}
+		out = append(out, p)
+	}
+	if k < cur {
+		out[len(out)-1].until = until
+	}
+	return out
+}
+
+// writeChangeListIndex writes the Change List Index: the lists of every
+// elapsed period and of the open one; the last list has no until.
 func writeChangeListIndex(w io.Writer, s *Source, base string, _ Fault) error {
 	cur := s.currentPeriod()
 	entries := make([]resourcesync.Entry, 0, cur+1)
 	for k := 0; k <= cur; k++ {
-		md := &resourcesync.MD{From: s.periodStart(k)}
-		if k < cur {
-			md.Until = s.periodStart(k + 1)
+		for j, p := range s.pieces(k, cur) {
+			md := &resourcesync.MD{From: p.from, Until: p.until}
+			entries = append(entries, resourcesync.Entry{Loc: base + changeListPath(k, j), MD: md})
 		}
-		entries = append(entries, resourcesync.Entry{Loc: base + changeListPath(k), MD: md})
 	}
 	return writeEntries(w, &resourcesync.Header{
 		Root:  resourcesync.SitemapIndex,
@@ -54,17 +91,19 @@ func writeChangeListIndex(w io.Writer, s *Source, base string, _ Fault) error {
 	}, entries...)
 }
 
-// writeChangeList writes Change List k: the changes of its period in
-// forward chronological order (reversed by the NonChronological fault).
-func writeChangeList(w io.Writer, s *Source, base string, f Fault, k int) error {
-	cur := s.currentPeriod()
-	from, until := s.periodStart(k), s.periodStart(k+1)
-	md := resourcesync.MD{Capability: resourcesync.CapChangeList, From: from}
-	if k < cur {
-		md.Until = until
+// writeChangeList writes piece j of period k's Change List: its changes
+// in forward chronological order (reversed by the NonChronological
+// fault).
+func writeChangeList(w io.Writer, s *Source, base string, f Fault, k, j int) error {
+	ps := s.pieces(k, s.currentPeriod())
+	if j >= len(ps) {
+		return errNoPiece
 	}
-	changes := s.changesIn(from.UnixNano(), until.UnixNano())
+	p := ps[j]
+	md := resourcesync.MD{Capability: resourcesync.CapChangeList, From: p.from, Until: p.until}
+	changes := p.changes
 	if f.NonChronological {
+		changes = slices.Clone(changes)
 		slices.Reverse(changes)
 	}
 	wr, err := resourcesync.NewWriter(w, &resourcesync.Header{
@@ -83,8 +122,8 @@ func writeChangeList(w io.Writer, s *Source, base string, f Fault, k int) error 
 			return err
 		}
 	}
-	if f.ExtraLoc != "" {
-		t := from
+	if f.ExtraLoc != "" && j == len(ps)-1 {
+		t := p.from
 		if len(changes) > 0 {
 			t = time.Unix(0, changes[len(changes)-1].time).UTC()
 		}
@@ -95,6 +134,9 @@ func writeChangeList(w io.Writer, s *Source, base string, f Fault, k int) error 
 	}
 	return wr.Close()
 }
+
+// errNoPiece is a Change List path past the pieces of its period.
+var errNoPiece = errors.New("simulated Source: no such Change List")
 
 // changesIn copies the changes with time in [from, until).
 func (s *Source) changesIn(from, until int64) []change {

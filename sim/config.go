@@ -48,6 +48,11 @@ type Config struct {
 	// PartSize is the most entries one Resource List holds; past it the
 	// Source serves a Resource List Index. Default 50,000, the spec's limit.
 	PartSize int `yaml:"part_size"`
+	// ChangeListSize is the most entries one Change List holds; a period
+	// with more changes is served as several lists with consecutive
+	// intervals. Default 50,000, the spec's limit. (The simulated
+	// entries, under 1 KiB each, never reach the 50 MB cap first.)
+	ChangeListSize int `yaml:"changelist_size"`
 	// Hashes are the algorithms declared in hash attributes: "md5",
 	// "sha-256" or both. Default both.
 	Hashes []string `yaml:"hashes"`
@@ -90,6 +95,9 @@ func (c Config) withDefaults() Config {
 	if c.PartSize == 0 {
 		c.PartSize = 50000
 	}
+	if c.ChangeListSize == 0 {
+		c.ChangeListSize = 50000
+	}
 	if len(c.Hashes) == 0 {
 		c.Hashes = []string{resourcesync.MD5, resourcesync.SHA256}
 	}
@@ -116,6 +124,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("period: want at least 1s, have %s", c.Period)
 	case c.PartSize < 1 || c.PartSize > 50000:
 		return fmt.Errorf("part_size: want 1 to 50000, have %d", c.PartSize)
+	case c.ChangeListSize < 1 || c.ChangeListSize > 50000:
+		return fmt.Errorf("changelist_size: want 1 to 50000, have %d", c.ChangeListSize)
 	}
 	for _, h := range c.Hashes {
 		if h != resourcesync.MD5 && h != resourcesync.SHA256 {

@@ -39,15 +39,38 @@ func (s *Source) document(p string) (document, bool) {
 			return writeResourceListPart(w, s, base, f, n)
 		}}, true
 	}
-	if n, ok := numbered(p, "/changelist-"); ok && !s.cfg.NoChangeLists {
-		if n > s.currentPeriod() {
+	if k, j, ok := changeListPiece(p); ok && !s.cfg.NoChangeLists {
+		if cur := s.currentPeriod(); k > cur || j >= len(s.pieces(k, cur)) {
 			return document{}, false
 		}
 		return document{func(w io.Writer, s *Source, base string, f Fault) error {
-			return writeChangeList(w, s, base, f, n)
+			return writeChangeList(w, s, base, f, k, j)
 		}}, true
 	}
 	return document{}, false
+}
+
+// changeListPiece reads period k and piece j from /changelist-K.xml
+// (j = 0) or /changelist-K-J.xml (J >= 1).
+func changeListPiece(p string) (k, j int, ok bool) {
+	if k, ok = numbered(p, "/changelist-"); ok {
+		return k, 0, true
+	}
+	rest, ok := strings.CutPrefix(p, "/changelist-")
+	if !ok {
+		return 0, 0, false
+	}
+	kk, jj, ok := strings.Cut(rest, "-")
+	if !ok {
+		return 0, 0, false
+	}
+	if k, ok = numbered("/"+kk+".xml", "/"); !ok {
+		return 0, 0, false
+	}
+	if j, ok = numbered("/"+jj, "/"); !ok || j < 1 {
+		return 0, 0, false
+	}
+	return k, j, true
 }
 
 // numbered reads N from prefix + N + ".xml".

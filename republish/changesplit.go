@@ -1,0 +1,154 @@
+package republish
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// A period with more changes than one list may hold (MaxEntries, or
+// MaxBytes by the entries' size estimates) is served as several Change
+// Lists, its pieces, with consecutive intervals: the first from the
+// period's start, each next one from the time of its first change, the
+// last until the period's end (or open). The first piece keeps the
+// period's URL; piece k > 1 is at <period>-<µs from the period's start>.xml.
+// Pieces are cut in time order counting from the period's start, and the
+// change log only grows at its end, so a piece, once followed by another,
+// never changes; the pieces of a closed period are kept (pieceCache).
+
+// changeCounter counts a collection's changes with from <= time < until
+// (zero until: no bound) without reading them. A catalog that has it
+// spares the server walking every period that fits one list.
+type changeCounter interface {
+	CountChanges(ctx context.Context, collection string, from, until time.Time) (int64, error)
+}
+
+// CountChanges counts the change log of collection for from <= time <
+// until.
+func (c *SQLiteCatalog) CountChanges(ctx context.Context, collection string, from, until time.Time) (int64, error) {
+	return c.cat.CountChanges(ctx, collection, from, until)
+}
+
+var _ changeCounter = (*SQLiteCatalog)(nil)
+
+// pieceCache keeps the piece starts of closed periods, by collection and
+// period start. Bounded: past maxPieceCache periods it starts again.
+type pieceCache struct {
+	mu sync.Mutex
+	m  map[pieceKey][]time.Time
+}
+
+type pieceKey struct {
+	coll  string
+	start int64
+}
+
+const maxPieceCache = 1 << 16
+
+func (c *pieceCache) get(coll string, start time.Time) ([]time.Time, bool) {
+	if c == nil {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p, ok := c.m[pieceKey{coll, start.UnixNano()}]
+	return p, ok
+}
+
+func (c *pieceCache) put(coll string, start time.Time, p []time.Time) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxPieceCache {
+		c.m = map[pieceKey][]time.Time{}
+	}
+	c.m[pieceKey{coll, start.UnixNano()}] = p
+}
+
+// pieces returns the starts of the pieces of the period starting at
+// start, in order; the first is start. closed says the period has ended.
+func (s *Server) pieces(ctx context.Context, coll string, start time.Time, closed bool) ([]time.Time, error) {
+	if closed {
+		if p, ok := s.split.get(coll, start); ok {
+			return p, nil
+		}
+	}
+	end := start.Add(s.cfg.ChangeListPeriod)
+	one := []time.Time{start}
+	if cc, ok := s.cat.(changeCounter); ok {
+		n, err := cc.CountChanges(ctx, coll, start, end)
+		if err != nil {
+			return nil, err
+		}
+		// A period that fits by count is one list unless its entries
+		// average above pieceWalkBytes; only then is it walked.
+		if n <= int64(s.cfg.MaxEntries) && n*pieceWalkBytes <= s.cfg.MaxBytes-docOverhead {
+			if closed {
+				s.split.put(coll, start, one)
+			}
+			return one, nil
+		}
+	}
+	out := one
+	entries, bytes := 0, int64(docOverhead)
+	err := s.cat.Changes(ctx, coll, start, end, func(rec *Record) error {
+		n := s.estimate(coll, rec) + pieceEntryExtra
+		if entries > 0 && (entries >= s.cfg.MaxEntries || bytes+n > s.cfg.MaxBytes) {
+			out = append(out, rec.At)
+			entries, bytes = 0, docOverhead
+		}
+		entries++
+		bytes += n
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if closed {
+		s.split.put(coll, start, out)
+	}
+	return out, nil
+}
+
+// pieceWalkBytes is the average entry size below which a period that fits
+// MaxEntries is taken to fit MaxBytes without being walked: a change
+// entry with its via link runs to about 600 bytes; one with many links,
+// longer, and a period of such entries near the byte cap is walked.
+const pieceWalkBytes = 1024
+
+// pieceEntryExtra bounds what a change entry holds beyond a Resource List
+// entry of the same record (rs:md change and datetime).
+const pieceEntryExtra = 64
+
+// pieceName is the file name, without .xml, of the piece from from of the
+// period starting at start.
+func pieceName(start, from time.Time) string {
+	name := start.UTC().Format(periodLayout)
+	if from.After(start) {
+		name += "-" + strconv.FormatInt(from.Sub(start).Microseconds(), 10)
+	}
+	return name
+}
+
+// parsePieceName reads a piece's file name (without .xml): the period's
+// start and the piece's from.
+func parsePieceName(stamp string) (start, from time.Time, ok bool) {
+	period, off, hasOff := strings.Cut(stamp, "-")
+	start, err := time.Parse(periodLayout, period)
+	if err != nil {
+		return time.Time{}, time.Time{}, false
+	}
+	from = start
+	if hasOff {
+		us, err := strconv.ParseInt(off, 10, 64)
+		if err != nil || us <= 0 || strconv.FormatInt(us, 10) != off {
+			return time.Time{}, time.Time{}, false
+		}
+		from = start.Add(time.Duration(us) * time.Microsecond)
+	}
+	return start, from, true
+}
