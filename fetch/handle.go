@@ -123,7 +123,9 @@ func (p *Pool) acked(ctx context.Context, msg *queue.ChangeMsg, ev *viaduct.Even
 		// The change comes back; its event, if any, is already published
 		// and publishing it again is recognised as a duplicate.
 		log.Warn("could not acknowledge a handled change; it will be delivered again", "err", err)
+		return
 	}
+	p.m.handled.WithLabelValues(msg.Change.Source).Inc()
 }
 
 // decide works out what to do with the change: an event to publish (nil

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 )
@@ -21,6 +22,7 @@ type metrics struct {
 	duration  *prometheus.HistogramVec
 	inFlight  *prometheus.GaugeVec   // source
 	parked    *prometheus.CounterVec // source
+	handled   *prometheus.CounterVec // source
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -43,6 +45,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Buckets: prometheus.ExponentialBuckets(0.005, 4, 10)}, []string{"source"}),
 		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "in_flight",
 			Help: "Changes being handled now."}, []string{"source"}),
+		handled: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "handled_total",
+			Help: "Changes acknowledged: their effect, fetched or not, is durable."}, []string{"source"}),
 		parked: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "parked_total",
 			Help: "Changes set aside because every slot of their host was taken, for a worker to take up once one is free."}, []string{"source"}),
 	}
@@ -50,7 +54,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		return m, nil
 	}
 	var errs []error
-	for _, c := range []prometheus.Collector{m.bytes, m.fetched, m.published, m.skipped, m.retried, m.dead, m.duration, m.inFlight, m.parked} {
+	for _, c := range []prometheus.Collector{m.bytes, m.fetched, m.published, m.skipped, m.retried, m.dead, m.duration, m.inFlight, m.parked, m.handled} {
 		errs = append(errs, reg.Register(c))
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -69,8 +73,36 @@ func (p *Pool) Declare(sources ...string) {
 		p.m.duration.WithLabelValues(s)
 		p.m.inFlight.WithLabelValues(s)
 		p.m.parked.WithLabelValues(s)
+		p.m.handled.WithLabelValues(s)
 		for _, op := range []string{resourcesync.Created, resourcesync.Updated, resourcesync.Deleted} {
 			p.m.published.WithLabelValues(s, op)
 		}
 	}
+}
+
+// Progress reports how many of the Source's changes the workers have
+// finished (acknowledged, fetched or not) and failed (dead-lettered) since
+// the pool started: a baseline's progress lines compare them with what it
+// queued.
+func (p *Pool) Progress(source string) (finished, failed uint64) {
+	return uint64(counterSum(p.m.handled, source)), uint64(counterSum(p.m.dead, source))
+}
+
+// counterSum adds up vec's counters whose first label is source.
+func counterSum(vec *prometheus.CounterVec, source string) float64 {
+	ch := make(chan prometheus.Metric, 64)
+	go func() { vec.Collect(ch); close(ch) }()
+	var sum float64
+	for m := range ch {
+		var d dto.Metric
+		if m.Write(&d) != nil {
+			continue
+		}
+		for _, l := range d.GetLabel() {
+			if l.GetName() == "source" && l.GetValue() == source {
+				sum += d.GetCounter().GetValue()
+			}
+		}
+	}
+	return sum
 }

@@ -62,6 +62,7 @@ func (b *baselineRun) noteAt(t time.Time) {
 // list's at: changes from then on are what remains to process.
 func (p *pass) baseline(ctx context.Context, uri string, hasChangeList bool) error {
 	b := &baselineRun{seen: newURISet(), nothingHeld: p.heldNothing(ctx)}
+	defer p.trackProgress(ctx)()
 	bad := p.badEntries
 	d, err := p.open(ctx, uri, validators{})
 	if err != nil {

@@ -2,6 +2,7 @@ package harvester
 
 import (
 	"context"
+	"time"
 
 	"go.opentelemetry.io/otel/trace"
 
@@ -61,6 +62,14 @@ type Deps struct {
 	// verified bitstream of a package here before queueing its change.
 	// Without it Dumps are never used.
 	Blobs storage.Blobs
+	// Progress, when set, tells a baseline's progress lines how far the
+	// fetch workers are with the Source's changes.
+	Progress FetchProgress
+	// OnProgress, when set, receives each progress line of a baseline
+	// (the demo draws it on the terminal).
+	OnProgress func(Progress)
+	// ProgressEvery is how often a baseline reports progress; default 5s.
+	ProgressEvery time.Duration
 	// TracerProvider makes the spans of passes and document reads; nil
 	// uses the global provider.
 	TracerProvider trace.TracerProvider

@@ -78,6 +78,9 @@ func (p *pass) open(ctx context.Context, uri string, prev validators) (d *docume
 func (p *pass) next(d *document) (e *resourcesync.Entry, err error) {
 	for {
 		e, err = d.r.Next()
+		if err == nil {
+			p.listed.Add(1)
+		}
 		if err == nil || errors.Is(err, io.EOF) {
 			return e, err
 		}

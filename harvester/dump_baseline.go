@@ -16,6 +16,7 @@ import (
 // harmless as a baseline interrupted by a crash.
 func (p *pass) dumpBaseline(ctx context.Context, uri string, hasChanges bool) error {
 	b := &baselineRun{seen: newURISet(), nothingHeld: p.heldNothing(ctx)}
+	defer p.trackProgress(ctx)()
 	bad := p.badEntries
 	pkgs, err := p.dumpParts(ctx, uri, resourcesync.KindResourceDump, resourcesync.KindResourceDumpIndex, b)
 	if err != nil {

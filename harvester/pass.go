@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/viaduct-mirror/viaduct"
@@ -23,6 +24,8 @@ type pass struct {
 	st     state
 	// badEntries counts entries skipped because they could not be read.
 	badEntries int
+	// listed counts the entries read, for a baseline's progress lines.
+	listed atomic.Int64
 	// refusedIn is this pass's refused entries by document, logged as one
 	// summary per document when the pass ends (refusals.go).
 	refusedIn map[string]*refusalTally

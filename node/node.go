@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/viaduct-mirror/viaduct/harvester"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/republish"
 	"github.com/viaduct-mirror/viaduct/storage"
@@ -31,6 +32,9 @@ type Options struct {
 	// TracerProvider makes every span of the node; nil uses the global
 	// one that SetupTracing installs.
 	TracerProvider trace.TracerProvider
+	// OnProgress, when set, receives each progress line of a baseline,
+	// as it is logged (the demo draws it on the terminal).
+	OnProgress func(harvester.Progress)
 }
 
 // Node is one running viaduct process. Start it with Start and stop it with

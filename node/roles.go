@@ -32,6 +32,7 @@ func startRoles(ctx context.Context, n *Node, opts Options) (*roles, error) {
 		return nil, fmt.Errorf("starting upstream client: %w", err)
 	}
 	r := &roles{client: client}
+	fp := &fetchProgress{}
 	if r.leases, err = startLeases(ctx, n.q, n.cat, len(n.cfg.Sources), n.log.With("role", "harvester")); err != nil {
 		client.Close()
 		return nil, err
@@ -48,6 +49,8 @@ func startRoles(ctx context.Context, n *Node, opts Options) (*roles, error) {
 		Blobs:          n.blobs,
 		SpoolDir:       filepath.Join(n.cfg.DataDir, "tmp"),
 		TracerProvider: opts.TracerProvider,
+		Progress:       fp,
+		OnProgress:     opts.OnProgress,
 	}, n.log.With("role", "harvester"), n.reg)
 	if err != nil {
 		client.Close()
@@ -72,6 +75,7 @@ func startRoles(ctx context.Context, n *Node, opts Options) (*roles, error) {
 		return nil, err
 	}
 	r.pool.Declare(r.harv.Sources()...)
+	fp.pool = r.pool
 	if r.push, err = startPush(ctx, n, r.harv); err != nil {
 		client.Close()
 		return nil, err
