@@ -33,7 +33,9 @@ func (p *Pool) fetch(ctx context.Context, msg *queue.ChangeMsg, client *upstream
 			return ev, nil
 		}
 		tried = append(tried, uri+": "+f.Error())
-		if uri != c.URI || len(c.Links) > 0 {
+		// A busy host (nothing was sent; the change is parked or handed
+		// back) and an interruption are not failures of the Source.
+		if (uri != c.URI || len(c.Links) > 0) && !f.busy && !f.interrupted {
 			log.Warn("could not read bitstream", "from", uri, "reason", f.reason, "err", f.err)
 		}
 		if best == nil || f.hope() < best.hope() {

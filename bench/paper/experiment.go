@@ -181,7 +181,7 @@ func startNode(ctx context.Context, e experiment, dir, listen, publicURL string,
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return node.Start(ctx, cfg, node.Options{Version: "paper"})
+	return node.Start(ctx, cfg, node.Options{Version: "paper", Logger: nodeLog.With("node", s.Name, "experiment", e.String())})
 }
 
 // requiredBytes is what a Destination had to transfer at the least to

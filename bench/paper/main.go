@@ -19,6 +19,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strconv"
@@ -52,6 +53,7 @@ func run(ctx context.Context, args []string) error {
 	sizes := fs.String("sizes", "100,1000,10000", "Source sizes (the paper: 100,1000,10000,25000,50000)")
 	modes := fs.String("modes", "baseline,incremental,push", "modes: baseline, incremental, push")
 	scale := fs.Float64("scale", 0.1, "time scale: every interval is multiplied by it")
+	logPath := fs.String("log", "", "append the nodes' logs (info and above) to this file")
 	rounds := fs.Int("rounds", 2, "synchronisation intervals measured per run")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -79,6 +81,14 @@ func run(ctx context.Context, args []string) error {
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return err
 	}
+	if *logPath != "" {
+		f, err := os.OpenFile(*logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		nodeLog = slog.New(slog.NewTextHandler(f, nil))
+	}
 	var results []outcome
 	for _, e := range m.experiments() {
 		fmt.Fprintf(os.Stderr, "%s ... ", e)
@@ -91,6 +101,9 @@ func run(ctx context.Context, args []string) error {
 	}
 	return writeReport(*out, m, results)
 }
+
+// nodeLog receives the nodes' logs; -log sets it.
+var nodeLog = slog.New(slog.DiscardHandler)
 
 // experiment is one cell of the matrix.
 type experiment struct {
