@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -96,7 +97,11 @@ func (q *Queue) awaitPub(ctx context.Context, p pendingPub) error {
 	if p.ack != nil {
 		return nil // counted by publishMsg
 	}
+	t := time.NewTimer(q.publishTimeout())
+	defer t.Stop()
 	select {
+	case <-t.C:
+		return fmt.Errorf("queue: publish change of %s (%s) from source %q: no acknowledgement within %s: %w", p.c.URI, p.c.Op, p.c.Source, q.publishTimeout(), ErrPublishTimeout)
 	case ack := <-p.f.Ok():
 		if ack.Duplicate {
 			q.metrics.duplicates.WithLabelValues(StreamChanges).Inc()

@@ -44,6 +44,12 @@ type Config struct {
 	// calling InProgress before it is redelivered. Ignored when Backoff is
 	// set.
 	AckWait time.Duration `yaml:"ack_wait"`
+	// PublishTimeout bounds the wait for the server's acknowledgement of a
+	// publish, asynchronous ones included: past it the publish has failed
+	// (the change is handed back and retried with backoff), so that a full
+	// store or a lost connection delays work and never freezes a worker.
+	// Default 30s.
+	PublishTimeout time.Duration `yaml:"publish_timeout"`
 	// MaxDeliver is how many times a change is delivered. The worker that
 	// gets the last delivery dead-letters it instead of failing it again.
 	MaxDeliver int `yaml:"max_deliver"`
@@ -102,6 +108,7 @@ func Defaults() Config {
 		DuplicateWindow: 10 * time.Minute,
 		Consumer:        "fetch",
 		AckWait:         time.Minute,
+		PublishTimeout:  30 * time.Second,
 		MaxDeliver:      5,
 		Backoff:         []time.Duration{time.Minute, 5 * time.Minute, 15 * time.Minute, time.Hour},
 		LeaseTTL:        30 * time.Second,
@@ -147,6 +154,9 @@ func (c *Config) Validate() error {
 	}
 	if err := checkName(c.Consumer); err != nil {
 		bad("consumer", "%v", err)
+	}
+	if c.PublishTimeout < 0 {
+		bad("publish_timeout", "must not be negative, got %s", c.PublishTimeout)
 	}
 	if c.AckWait <= 0 && len(c.Backoff) == 0 {
 		bad("ack_wait", "must be positive, got %s", c.AckWait)

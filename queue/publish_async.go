@@ -4,11 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/viaduct-mirror/viaduct"
 )
+
+// ErrPublishTimeout is wrapped by the error of a publish whose
+// acknowledgement did not come within Config.PublishTimeout.
+var ErrPublishTimeout = errors.New("publish not acknowledged in time")
 
 // PendingEvent is an event sent to EVENTS whose acknowledgement has not
 // been awaited yet: the fetch workers go on with their next change while
@@ -39,7 +44,9 @@ func (q *Queue) PublishEventAsync(ctx context.Context, e *viaduct.Event) (*Pendi
 	if !errors.Is(err, jetstream.ErrTooManyStalledMsgs) {
 		return nil, fmt.Errorf("queue: publish event for %s (%s) in collection %q: %w", e.URI, e.Op, e.Collection, err)
 	}
-	ack, err := q.publishMsg(ctx, StreamEvents, msg, e.MsgID())
+	pctx, cancel := context.WithTimeout(ctx, q.publishTimeout())
+	defer cancel()
+	ack, err := q.publishMsg(pctx, StreamEvents, msg, e.MsgID())
 	if err != nil {
 		return nil, fmt.Errorf("queue: publish event for %s (%s) in collection %q: %w", e.URI, e.Op, e.Collection, err)
 	}
@@ -48,11 +55,19 @@ func (q *Queue) PublishEventAsync(ctx context.Context, e *viaduct.Event) (*Pendi
 
 // Wait waits for the server to store the event and returns its stream
 // sequence (the original one for a duplicate), or why it was not stored.
+// It waits at most Config.PublishTimeout: an acknowledgement that never
+// comes (a full store, a lost connection) is a failed publish, which the
+// caller retries, never a wait for ever.
 func (p *PendingEvent) Wait(ctx context.Context) (uint64, error) {
 	if p.f == nil {
 		return p.seq, nil
 	}
+	d := p.q.publishTimeout()
+	t := time.NewTimer(d)
+	defer t.Stop()
 	select {
+	case <-t.C:
+		return 0, fmt.Errorf("queue: publish event for %s (%s) in collection %q: no acknowledgement within %s: %w", p.e.URI, p.e.Op, p.e.Collection, d, ErrPublishTimeout)
 	case ack := <-p.f.Ok():
 		if ack.Duplicate {
 			p.q.metrics.duplicates.WithLabelValues(StreamEvents).Inc()
@@ -65,4 +80,12 @@ func (p *PendingEvent) Wait(ctx context.Context) (uint64, error) {
 	case <-ctx.Done():
 		return 0, fmt.Errorf("queue: publish event for %s (%s) in collection %q: %w", p.e.URI, p.e.Op, p.e.Collection, ctx.Err())
 	}
+}
+
+// publishTimeout is Config.PublishTimeout, or its default.
+func (q *Queue) publishTimeout() time.Duration {
+	if q.cfg.PublishTimeout > 0 {
+		return q.cfg.PublishTimeout
+	}
+	return Defaults().PublishTimeout
 }
