@@ -79,7 +79,8 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 
-	n, err := node.Start(ctx, cfg, node.Options{Logger: log, Version: version})
+	line := newLiveLine(stdout)
+	n, err := node.Start(ctx, cfg, node.Options{Logger: log, Version: version, OnProgress: line.show})
 	if err != nil {
 		return err
 	}
@@ -91,6 +92,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 Press Ctrl-C to stop.
 `, up.URL, *resources, *rate, n.URL(), n.URL(), cfg.DataDir)
 	reportProgress(ctx, n, src, log)
+	line.end()
 	return n.Close()
 }
 
