@@ -7,7 +7,7 @@ import "github.com/viaduct-mirror/viaduct/upstream"
 // take their clients from here, so bitstreams are fetched under exactly the
 // confinement the Source's documents are.
 func (h *Harvester) Client(name string) *upstream.Client {
-	s, ok := h.sources[name]
+	s, ok := h.source(name)
 	if !ok {
 		return nil
 	}

@@ -101,6 +101,10 @@ type Config struct {
 	// MaxPackageBytes bounds one Dump package as downloaded; it is spooled
 	// to disk, never held in memory. Default 4 GiB.
 	MaxPackageBytes int64 `yaml:"max_package_bytes"`
+	// ImmediateFirstPass starts the first pass over a Source never
+	// harvested as soon as the harvester runs (or a reload adds it),
+	// rather than at its first schedule tick. Default true.
+	ImmediateFirstPass bool `yaml:"immediate_first_pass"`
 }
 
 // Defaults is the Config an operator gets without saying anything.
@@ -117,6 +121,8 @@ func Defaults() Config {
 		PushConfig:       pushDefaults(),
 		PreferDumps:      true,
 		MaxPackageBytes:  4 << 30,
+
+		ImmediateFirstPass: true,
 	}
 }
 

@@ -19,9 +19,11 @@ type Harvester struct {
 	deps    Deps
 	log     *slog.Logger
 	m       *metrics
+	srcMu   sync.RWMutex // guards sources and order, which Reload replaces
 	sources map[string]*source
 	order   []string
 	sem     chan struct{} // bounds the Sources polled at once
+	ctl     control
 
 	mu     sync.Mutex
 	cron   *cron.Cron // set while Run runs
@@ -62,18 +64,11 @@ func New(cfg Config, sources []SourceConfig, deps Deps, logger *slog.Logger, reg
 	}
 	h := &Harvester{cfg: cfg, deps: deps, log: logger, m: m, sources: map[string]*source{}, sem: make(chan struct{}, cfg.Concurrency)}
 	for _, sc := range sources {
-		r, err := cfg.resolve(sc)
+		src, err := h.newSource(sc)
 		if err != nil {
-			return nil, fmt.Errorf("harvester config: %w", err)
+			return nil, err
 		}
-		ucfg := deps.Upstream
-		ucfg.AllowedAuthorities = append(append([]string(nil), ucfg.AllowedAuthorities...), sc.Authorities...)
-		ucfg.AllowLoopback, ucfg.AllowPrivate = r.loopback, r.private
-		p, err := upstream.NewPolicy(sc.URL, ucfg)
-		if err != nil {
-			return nil, fmt.Errorf("harvester: source %q: %w", sc.Name, err)
-		}
-		h.sources[sc.Name] = &source{resolved: r, policy: p, client: deps.Client.WithPolicy(p), refusals: newRefusalLog()}
+		h.sources[sc.Name] = src
 		h.order = append(h.order, sc.Name)
 		m.declare(sc.Name)
 	}
@@ -83,9 +78,9 @@ func New(cfg Config, sources []SourceConfig, deps Deps, logger *slog.Logger, reg
 // SyncOnce runs one pass over the named Source now, waiting for a pass
 // already under way to end first.
 func (h *Harvester) SyncOnce(ctx context.Context, name string) error {
-	s, ok := h.sources[name]
+	s, ok := h.source(name)
 	if !ok {
-		return fmt.Errorf("harvester: no source named %q", name)
+		return fmt.Errorf("harvester: source %q: %w", name, ErrNoSource)
 	}
 	return h.run(ctx, s, false)
 }
@@ -102,20 +97,7 @@ func (h *Harvester) run(ctx context.Context, s *source, skipIfBusy bool) error {
 		s.mu.Lock()
 	}
 	defer s.mu.Unlock()
-	select {
-	case h.sem <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	defer func() { <-h.sem }()
-	ctx, done, err := h.hold(ctx, s)
-	if err != nil || done == nil {
-		return err
-	}
-	defer done()
-	ctx, cancel := context.WithTimeout(ctx, h.cfg.PassTimeout)
-	defer cancel()
-	return h.pass(ctx, s)
+	return h.bounded(ctx, s, false)
 }
 
 // Run polls every Source on its schedule until ctx ends. A job never
@@ -133,16 +115,12 @@ func (h *Harvester) Run(ctx context.Context) error {
 	c := cron.New(cron.WithParser(cronParser), cron.WithChain(cron.SkipIfStillRunning(cron.DiscardLogger)))
 	h.cron = c
 	h.mu.Unlock()
-	for _, name := range h.order {
-		s := h.sources[name]
-		c.Schedule(s.schedule, cron.FuncJob(func() {
-			if h.skipPoll(s) {
-				return // notifications keep it up to date; PushSchedule polls
-			}
-			// A failed pass has logged its error already: one error, one line.
-			_ = h.run(ctx, s, true)
-		}))
+	h.ctl.mu.Lock()
+	h.ctl.runCtx = ctx
+	for _, s := range h.sourceList() {
+		h.schedule(ctx, c, s)
 	}
+	h.ctl.mu.Unlock()
 	h.primeCursors(ctx)
 	c.Start()
 	<-ctx.Done()
@@ -163,4 +141,8 @@ func (h *Harvester) Close() error {
 }
 
 // Sources names the configured Sources, in configuration order.
-func (h *Harvester) Sources() []string { return append([]string(nil), h.order...) }
+func (h *Harvester) Sources() []string {
+	h.srcMu.RLock()
+	defer h.srcMu.RUnlock()
+	return append([]string(nil), h.order...)
+}

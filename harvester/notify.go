@@ -90,9 +90,9 @@ func (h *Harvester) StartPush(ctx context.Context, callbackBase string, opts web
 		return nil, fmt.Errorf("harvester: %w", err)
 	}
 	p.sub = sub
-	for _, name := range h.order {
-		if err := p.restore(ctx, h.sources[name]); err != nil {
-			h.log.Warn("subscription kept from before could not be renewed; the next pass subscribes again", "source", name, "err", err)
+	for _, src := range h.sourceList() {
+		if err := p.restore(ctx, src); err != nil {
+			h.log.Warn("subscription kept from before could not be renewed; the next pass subscribes again", "source", src.Name, "err", err)
 		}
 	}
 	h.mu.Lock()
@@ -141,7 +141,7 @@ func (p *Push) Reconcile(ctx context.Context, book SourceBook) error {
 	byName := map[string]sqlite.Source{}
 	for _, s := range known {
 		byName[s.Name] = s
-		if _, ok := p.h.sources[s.Name]; ok || !s.Removed.IsZero() {
+		if _, ok := p.h.source(s.Name); ok || !s.Removed.IsZero() {
 			continue
 		}
 		if err := p.unsubscribeKept(ctx, s.Name); err != nil {
@@ -153,8 +153,8 @@ func (p *Push) Reconcile(ctx context.Context, book SourceBook) error {
 		}
 		p.log.Info("Source no longer configured, marked removed", "source", s.Name, "collection", s.Collection)
 	}
-	for _, name := range p.h.order {
-		s := p.h.sources[name]
+	for _, s := range p.h.sourceList() {
+		name := s.Name
 		rec := sqlite.Source{Name: name, BaseURI: s.URL, Collection: s.Collection, Added: now}
 		if old, ok := byName[name]; ok {
 			rec.Added = old.Added
@@ -201,7 +201,7 @@ func (p *Push) loop(ctx context.Context) {
 		todo := p.pending
 		p.pending = map[string]catchUp{}
 		p.mu.Unlock()
-		for _, name := range p.h.order {
+		for _, name := range p.h.Sources() {
 			if c, ok := todo[name]; ok && ctx.Err() == nil {
 				p.runCatchUp(ctx, name, c)
 			}
@@ -235,7 +235,10 @@ func (p *Push) checkQuiet() {
 
 // runCatchUp runs a pass over the Source and says what it caught up.
 func (p *Push) runCatchUp(ctx context.Context, name string, c catchUp) {
-	s := p.h.sources[name]
+	s, ok := p.h.source(name)
+	if !ok {
+		return // removed since the catch-up was asked for
+	}
 	before, _ := p.h.deps.Cursors.Cursor(ctx, name, curChanges)
 	if err := p.h.run(ctx, s, false); err != nil {
 		if ctx.Err() == nil {
@@ -263,7 +266,10 @@ func (p *Push) notify(ctx context.Context, sub websub.Sub, hd *resourcesync.Head
 	if !ok {
 		return fmt.Errorf("notification on %s: %w", sub.Topic, errNoSource)
 	}
-	s := p.h.sources[name]
+	s, ok := p.h.source(name)
+	if !ok {
+		return fmt.Errorf("notification on %s: %w", sub.Topic, errNoSource)
+	}
 	if err := lockCtx(ctx, &s.mu); err != nil {
 		return fmt.Errorf("source %s: notification on %s waited for a pass: %w", name, sub.Topic, err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/viaduct-mirror/viaduct/admin"
 	"github.com/viaduct-mirror/viaduct/fetch"
 	"github.com/viaduct-mirror/viaduct/gc"
 	"github.com/viaduct-mirror/viaduct/harvester"
@@ -29,13 +30,20 @@ type Config struct {
 	// DataDir holds everything the node keeps on disk: the JetStream store,
 	// the catalog and, with the directory store, the blobs. Default ./data.
 	DataDir string `yaml:"data_dir"`
-	// Listen is the HTTP address of the republished Source, the metrics and
-	// the health checks. Default 127.0.0.1:8080.
+	// Listen is the HTTP address of the public listener, which serves the
+	// republished Source only: documents, bitstreams, the hub and
+	// provenance. Default 127.0.0.1:8080.
 	Listen string `yaml:"listen"`
 	// PublicURL is the URL Destinations reach this node at; every URI in
 	// every republished document starts with it. Default http:// and the
 	// address the node listens on.
 	PublicURL string `yaml:"public_url"`
+
+	// Admin is the admin listener: the admin API, the status page,
+	// /metrics, pprof and the health probes (see docs/operations.md).
+	Admin admin.Config `yaml:"admin"`
+	// Health bounds readiness and shutdown.
+	Health HealthConfig `yaml:"health"`
 
 	Log      LogConfig        `yaml:"log"`
 	Tracing  TracingConfig    `yaml:"tracing"`
@@ -49,6 +57,17 @@ type Config struct {
 	Sources   []harvester.SourceConfig `yaml:"sources"`
 	Republish republish.Config         `yaml:"republish"`
 	GC        gc.Config                `yaml:"gc"`
+}
+
+// HealthConfig is what /readyz requires and how the node leaves service.
+type HealthConfig struct {
+	// MaxCatalogLag is how many events on EVENTS the catalog may be
+	// behind and the node still be ready. Default 10000.
+	MaxCatalogLag uint64 `yaml:"max_catalog_lag"`
+	// ShutdownGrace is how long the node keeps serving, not ready, after
+	// SIGTERM before it stops, so that load balancers see /readyz fail
+	// and stop sending requests first. Default 0s.
+	ShutdownGrace time.Duration `yaml:"shutdown_grace"`
 }
 
 // LogConfig selects the log/slog handler.
@@ -101,6 +120,8 @@ func Defaults() Config {
 	return Config{
 		DataDir:   "data",
 		Listen:    "127.0.0.1:8080",
+		Admin:     admin.Defaults(),
+		Health:    HealthConfig{MaxCatalogLag: 10000},
 		Log:       LogConfig{Level: "info", Format: "text"},
 		Tracing:   TracingConfig{SampleRatio: 1},
 		Queue:     queue.Defaults(),
@@ -183,6 +204,13 @@ func (c *Config) Validate() error {
 	}
 	if u, err := url.Parse(c.PublicURL); c.PublicURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
 		errs = append(errs, fmt.Errorf("public_url: %q is not an http(s) URL", c.PublicURL))
+	}
+	errs = append(errs, c.Admin.Validate())
+	if c.Admin.Listen == c.Listen && !strings.HasSuffix(c.Listen, ":0") {
+		errs = append(errs, fmt.Errorf("admin.listen: %q is also listen; the admin listener needs its own address", c.Admin.Listen))
+	}
+	if c.Health.ShutdownGrace < 0 {
+		errs = append(errs, fmt.Errorf("health.shutdown_grace: %v is negative", c.Health.ShutdownGrace))
 	}
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":

@@ -27,7 +27,7 @@ func dumpConfig(cfg *Config) {
 // rebuildDumps asks the node to rebuild a collection's Dumps now.
 func rebuildDumps(t testing.TB, n *Node, coll string) {
 	t.Helper()
-	resp, err := http.Post(n.URL()+"/admin/dumps/"+coll, "text/plain", nil)
+	resp, err := http.Post(n.AdminURL()+"/admin/dumps/"+coll+"?wait=true", "text/plain", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

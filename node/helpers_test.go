@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -44,7 +45,11 @@ func testConfig(dataDir string, sources ...harvester.SourceConfig) Config {
 	cfg := Defaults()
 	cfg.DataDir = dataDir
 	cfg.Listen = "127.0.0.1:0"
+	cfg.Admin.Listen = "127.0.0.1:0"
+	cfg.Admin.AllowNoTokenOnLoopback = true
 	cfg.Log.Level = "debug"
+	// Tests ask for each pass themselves.
+	cfg.Harvest.ImmediateFirstPass = false
 	cfg.Sources = sources
 
 	cfg.Upstream.AllowLoopback = true
@@ -87,11 +92,11 @@ func startNode(t testing.TB, cfg Config, log *slog.Logger) *Node {
 	return n
 }
 
-// syncSource asks the node for a pass over the Source now and returns the
-// HTTP status and body once the pass has ended.
+// syncSource asks the node's admin API for a pass over the Source now and
+// returns the HTTP status and body once the pass has ended.
 func syncSource(t testing.TB, n *Node, name string) (int, string) {
 	t.Helper()
-	resp, err := http.Post(n.URL()+"/admin/sync/"+name, "text/plain", nil)
+	resp, err := http.Post(n.AdminURL()+"/admin/sources/"+url.PathEscape(name)+"/sync?wait=true", "text/plain", nil)
 	if err != nil {
 		t.Fatalf("sync %s: %v", name, err)
 	}

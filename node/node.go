@@ -13,7 +13,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/viaduct-mirror/viaduct/harvester"
@@ -52,6 +51,15 @@ type Node struct {
 	ln    net.Listener
 	url   string
 
+	// The admin listener, and what it reports.
+	adminHTTP *http.Server
+	adminLn   net.Listener
+	adminURL  string
+	ready     *Readiness
+	reloader  Reloader
+	version   string
+	started   time.Time
+
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	mu     sync.Mutex
@@ -70,7 +78,8 @@ func Start(ctx context.Context, cfg Config, opts Options) (n *Node, err error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	n = &Node{cfg: cfg, log: log, reg: prometheus.NewRegistry(), closed: make(chan struct{})}
+	n = &Node{cfg: cfg, log: log, reg: prometheus.NewRegistry(), closed: make(chan struct{}),
+		ready: NewReadiness(), version: opts.Version, started: time.Now()}
 	n.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildInfo(opts.Version))
 	defer func() {
 		if err != nil {
@@ -80,7 +89,7 @@ func Start(ctx context.Context, cfg Config, opts Options) (n *Node, err error) {
 	}()
 
 	if n.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
-		return n, fmt.Errorf("listening on %s: %w", cfg.Listen, err)
+		return n, fmt.Errorf("listen: listening on %s: %w", cfg.Listen, err)
 	}
 	n.url = strings.TrimSuffix(cfg.PublicURL, "/")
 	if n.url == "" {
@@ -124,31 +133,21 @@ func Start(ctx context.Context, cfg Config, opts Options) (n *Node, err error) {
 		return n, err
 	}
 
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(n.reg, promhttp.HandlerOpts{}))
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
-	n.roles.mount(mux)
-	n.note.mount(mux)
-	if err := startDumps(runCtx, n, repub, mux); err != nil {
+	dumps, err := startDumps(runCtx, n, repub)
+	if err != nil {
 		return n, err
 	}
 	if err := startGC(runCtx, n, repub); err != nil {
 		return n, err
 	}
-	mux.Handle("/", repub.Handler())
-	n.http = &http.Server{
-		Handler:           publicHandler(mux, opts),
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		BaseContext:       func(net.Listener) context.Context { return runCtx },
+	n.probes()
+	if err := n.startPublic(runCtx, repub, dumps, opts); err != nil {
+		return n, err
 	}
-	n.spawn("http", func() error {
-		if err := n.http.Serve(n.ln); !errors.Is(err, http.ErrServerClosed) {
-			return err
-		}
-		return nil
-	})
-	log.Info("viaduct node started", "url", n.url, "data_dir", cfg.DataDir, "blobs", cfg.Blobs.Kind, "sources", len(cfg.Sources))
+	if err := n.startAdmin(runCtx, dumps); err != nil {
+		return n, err
+	}
+	log.Info("viaduct node started", "url", n.url, "admin_url", n.adminURL, "data_dir", cfg.DataDir, "blobs", cfg.Blobs.Kind, "sources", len(cfg.Sources))
 	return n, nil
 }
 
@@ -193,6 +192,7 @@ func (n *Node) Close() error {
 	}
 	began := time.Now()
 	n.log.Info("viaduct node stopping")
+	n.ready.Set("draining", false, "the node is shutting down")
 	var errs []error
 	// Roles stop first: their context also ends the requests in flight
 	// (an admin pass, a long download), so the HTTP server's shutdown
@@ -211,6 +211,15 @@ func (n *Node) Close() error {
 	} else if n.ln != nil {
 		n.ln.Close()
 	}
+	// The admin listener stops last, so that /readyz says "draining"
+	// until the public side has stopped.
+	if n.adminHTTP != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		errs = append(errs, n.adminHTTP.Shutdown(ctx))
+		cancel()
+	} else if n.adminLn != nil {
+		n.adminLn.Close()
+	}
 	n.wg.Wait()
 	if n.cat != nil {
 		errs = append(errs, n.cat.Close())
@@ -226,12 +235,25 @@ func (n *Node) Close() error {
 	return err
 }
 
-// Run starts a node and serves until ctx ends.
+// Run starts a node and serves until ctx ends, then drains: not ready at
+// once, serving for health.shutdown_grace, then closed.
 func Run(ctx context.Context, cfg Config, opts Options) error {
 	n, err := Start(ctx, cfg, opts)
 	if err != nil {
 		return err
 	}
 	<-ctx.Done()
+	n.Drain()
 	return n.Close()
+}
+
+// Drain marks the node not ready and keeps it serving for
+// health.shutdown_grace, so that load balancers stop sending it requests
+// before Close stops it.
+func (n *Node) Drain() {
+	n.ready.Set("draining", false, "the node is shutting down")
+	n.log.Info("draining: not ready, serving until the grace period ends", "grace", n.cfg.Health.ShutdownGrace)
+	if g := n.cfg.Health.ShutdownGrace; g > 0 {
+		time.Sleep(g)
+	}
 }

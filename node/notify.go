@@ -19,7 +19,8 @@ import (
 // hub (unless an external hub is configured), mounted at /hub, and the
 // notifier that publishes each collection's changes on its topic.
 type notify struct {
-	hub *websub.Hub // nil with an external hub or notifications off
+	hub    *websub.Hub // nil with an external hub or notifications off
+	outbox *queue.HubOutbox
 }
 
 // startNotify starts the hub and the notifier when republish.notify is
@@ -49,6 +50,7 @@ func startNotify(ctx context.Context, n *Node, repub *republish.Server) (*notify
 		if err != nil {
 			return nil, err
 		}
+		r.outbox = outbox
 		policy := websub.DefaultCallbackPolicy
 		if cfg.AllowLoopbackCallbacks {
 			policy = websub.AllowAllCallbacks

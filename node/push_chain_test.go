@@ -161,11 +161,11 @@ func listRequests(t testing.TB, n *Node) int {
 		metric(t, n, "viaduct_republish_requests_total", `doc="changelist`))
 }
 
-// metric scrapes n's /metrics and sums the samples of name whose labels
+// metric scrapes n's /metrics (admin listener) and sums the samples of name whose labels
 // contain every one of labels; -1 when there is none.
 func metric(t testing.TB, n *Node, name string, labels ...string) float64 {
 	t.Helper()
-	resp, err := http.Get(n.URL() + "/metrics")
+	resp, err := http.Get(n.AdminURL() + "/metrics")
 	if err != nil {
 		t.Fatalf("metrics: %v", err)
 	}

@@ -85,23 +85,10 @@ func startRoles(ctx context.Context, n *Node, opts Options) (*roles, error) {
 	return r, nil
 }
 
-// mount adds the operator's endpoints of the roles.
+// mount adds the roles' public endpoints: the callbacks of the
+// notifications the harvester subscribed to.
 func (r *roles) mount(mux *http.ServeMux) {
 	mountPush(mux, r.push)
-	// POST /admin/sync/{source} runs a pass over a Source now, instead of
-	// waiting for its schedule; it answers when the pass has ended.
-	mux.HandleFunc("POST /admin/sync/{source}", func(w http.ResponseWriter, req *http.Request) {
-		name := req.PathValue("source")
-		if r.harv.Client(name) == nil {
-			http.Error(w, fmt.Sprintf("no source named %q", name), http.StatusNotFound)
-			return
-		}
-		if err := r.harv.SyncOnce(req.Context(), name); err != nil {
-			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
-		}
-		w.Write([]byte("ok\n"))
-	})
 }
 
 func (r *roles) close() error {
