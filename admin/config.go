@@ -15,7 +15,7 @@ const TokenEnv = "VIADUCT_ADMIN_TOKEN"
 // Config is the admin listener's section of the configuration file.
 type Config struct {
 	// Listen is the admin listener's address: the API, the status page,
-	// /metrics, pprof and the health probes. Default 127.0.0.1:8081. Keep
+	// /metrics, pprof and the health probes. Default 127.0.0.1:8090. Keep
 	// it on loopback or a private interface.
 	Listen string `yaml:"listen"`
 	// TokenFile holds the bearer token admin requests must carry (one
@@ -31,7 +31,7 @@ type Config struct {
 
 // Defaults is the admin section an operator gets without saying anything.
 func Defaults() Config {
-	return Config{Listen: "127.0.0.1:8081"}
+	return Config{Listen: "127.0.0.1:8090"}
 }
 
 // Validate checks the section, naming fields as in the file.

@@ -233,8 +233,9 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("blobs.sync_interval: %v is not between 0 and 1s", c.Blobs.SyncInterval))
 		}
 	case "s3":
-		if c.Blobs.S3.Endpoint == "" || c.Blobs.S3.Bucket == "" {
-			errs = append(errs, errors.New("blobs.s3: endpoint and bucket must be set"))
+		// The store's own checks, which used to run only when it opened.
+		if err := c.Blobs.S3.Check(); err != nil {
+			errs = append(errs, fmt.Errorf("blobs.s3.%s", strings.TrimPrefix(err.Error(), "s3 ")))
 		}
 	default:
 		errs = append(errs, fmt.Errorf("blobs.kind: %q is not dir or s3", c.Blobs.Kind))
@@ -245,5 +246,12 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.Harvest.ValidateSources(c.Sources))
 	field("republish.notify", c.Republish.Notify.Validate())
 	errs = append(errs, c.GC.Validate())
+	rc := c.Republish
+	if rc.BaseURL == "" {
+		rc.BaseURL = "http://" + c.Listen // as Start fills it in
+	}
+	if err := rc.Check(); err != nil {
+		errs = append(errs, errors.New(strings.Replace(err.Error(), "republish: ", "republish.", 1)))
+	}
 	return errors.Join(errs...)
 }

@@ -49,6 +49,12 @@ func TestConfigDefaultsAreDocumented(t *testing.T) {
 	if got, want := cfg.Fetch, def.Fetch; got != want {
 		t.Errorf("fetch: example says %+v, default is %+v", got, want)
 	}
+	if got, want := cfg.Admin, def.Admin; got != want {
+		t.Errorf("admin: example says %+v, default is %+v", got, want)
+	}
+	if got, want := cfg.Health, def.Health; got != want {
+		t.Errorf("health: example says %+v, default is %+v", got, want)
+	}
 	if got, want := cfg.Harvest, def.Harvest; got != want {
 		t.Errorf("harvest: example says %+v, default is %+v", got, want)
 	}

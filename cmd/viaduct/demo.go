@@ -62,6 +62,8 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	cfg := node.Defaults()
 	cfg.DataDir = filepath.Clean(*dataDir)
 	cfg.Listen = *listen
+	cfg.Admin.Listen = "127.0.0.1:0"
+	cfg.Admin.AllowNoTokenOnLoopback = true
 	cfg.Upstream.AllowLoopback = true
 	// The simulated Source is on this machine: no need for the politeness
 	// a real Source's operator would expect.
@@ -87,10 +89,11 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fmt.Fprintf(stdout, `viaduct demo is running.
   simulated upstream Source:   %s/.well-known/resourcesync (%d resources, %.1f changes/s)
   viaduct's republished Source: %s/.well-known/resourcesync
+  status page:                 %s/
   metrics:                     %s/metrics
   data directory:              %s
 Press Ctrl-C to stop.
-`, up.URL, *resources, *rate, n.URL(), n.URL(), cfg.DataDir)
+`, up.URL, *resources, *rate, n.URL(), n.AdminURL(), n.AdminURL(), cfg.DataDir)
 	reportProgress(ctx, n, src, log)
 	line.end()
 	return n.Close()

@@ -1,0 +1,65 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	"github.com/viaduct-mirror/viaduct/harvester"
+)
+
+// ReloadResult is what a reload changed, and the sections of the file
+// that differ but take effect only at the next start.
+type ReloadResult struct {
+	harvester.ReloadResult
+	NeedRestart []string `json:"need_restart,omitempty"`
+}
+
+// ReloadConfig applies a configuration read again while the node runs:
+// its Sources (added, removed, schedules and limits changed) take effect
+// now. Every other section is compared with the running one, and those
+// that differ are named in the result and the log: they take effect at
+// the next start. cfg has been filled and validated.
+func (n *Node) ReloadConfig(ctx context.Context, cfg Config) (ReloadResult, error) {
+	var res ReloadResult
+	var err error
+	if res.ReloadResult, err = n.roles.harv.Reload(cfg.Sources); err != nil {
+		return res, err
+	}
+	res.NeedRestart = restartSections(n.cfg, cfg)
+	if len(res.NeedRestart) > 0 {
+		n.log.Warn("configuration reloaded; these sections changed and take effect at the next start", "sections", res.NeedRestart)
+	}
+	n.mu.Lock()
+	n.cfg.Sources = cfg.Sources
+	n.mu.Unlock()
+	return res, nil
+}
+
+// restartSections names the top-level sections, other than sources, in
+// which b differs from a.
+func restartSections(a, b Config) []string {
+	var out []string
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	t := va.Type()
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name := f.Tag.Get("yaml")
+		if name == "sources" || name == "" || name == "-" {
+			continue
+		}
+		if f.Name == "Republish" {
+			// The node fills in the base URL and collections at start.
+			ra, rb := a.Republish, b.Republish
+			rb.BaseURL, rb.Collections = ra.BaseURL, ra.Collections
+			if !reflect.DeepEqual(ra, rb) {
+				out = append(out, name)
+			}
+			continue
+		}
+		if !reflect.DeepEqual(va.Field(i).Interface(), vb.Field(i).Interface()) {
+			out = append(out, fmt.Sprint(name))
+		}
+	}
+	return out
+}
