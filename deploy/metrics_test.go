@@ -128,6 +128,8 @@ func startNode(t *testing.T) *node.Node {
 	cfg := node.Defaults()
 	cfg.DataDir = t.TempDir()
 	cfg.Listen = "127.0.0.1:0"
+	cfg.Admin.Listen = "127.0.0.1:0"
+	cfg.Admin.AllowNoTokenOnLoopback = true
 	cfg.Sources = []harvester.SourceConfig{
 		{Name: "healthy", URL: src.URL, Schedule: "@every 1h", AllowLoopback: &yes},
 		// Port 1 on loopback: connections are refused at once.
@@ -155,7 +157,7 @@ func startNode(t *testing.T) *node.Node {
 	}
 	t.Cleanup(func() { n.Close() })
 	for _, s := range cfg.Sources {
-		resp, err := http.Post(n.URL()+"/admin/sync/"+s.Name, "text/plain", nil)
+		resp, err := http.Post(n.AdminURL()+"/admin/sources/"+s.Name+"/sync", "text/plain", nil)
 		if err != nil {
 			t.Fatalf("sync %s: %v", s.Name, err)
 		}
@@ -184,7 +186,7 @@ func TestMetricsExist(t *testing.T) {
 		}
 	})
 	testutil.Eventually(t, time.Minute, "every metric the rules and the dashboard name to be exported", func() bool {
-		gaps = scrapeMetrics(t, n.URL()+"/metrics").missing(exprs)
+		gaps = scrapeMetrics(t, n.AdminURL()+"/metrics").missing(exprs)
 		return len(gaps) == 0
 	})
 

@@ -229,8 +229,14 @@ func TestReloadAddsAndRemovesSources(t *testing.T) {
 	if len(res.Added) != 1 || res.Added[0] != "a2" || len(res.Removed) != 1 || res.Removed[0] != "a" || res.Unchanged != 1 {
 		t.Fatalf("reload result %+v", res)
 	}
+	var v admin.SourceView
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("a2: %+v", v)
+		}
+	})
 	waitFor(t, 30*time.Second, "a2's first pass, without being asked", func() bool {
-		v := sourceView(t, n, "a2")
+		v = sourceView(t, n, "a2")
 		return v.LastSuccess.After(time.Time{}) && v.Queued == 5
 	})
 	code, _ = adminCall(t, "GET", n.AdminURL()+"/admin/sources/a", "")

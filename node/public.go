@@ -20,6 +20,13 @@ func (n *Node) startPublic(ctx context.Context, repub *republish.Server, dumps *
 	n.roles.mount(mux)
 	n.note.mount(mux)
 	mountDumps(mux, dumps)
+	// A proxy or an orchestrator checks the port it sends requests to:
+	// the probes answer here too, by status code only (the reasons are
+	// on the admin listener). /healthz is the liveness probe's old name.
+	probe := publicProbes(n.ready)
+	mux.Handle("GET /livez", probe)
+	mux.Handle("GET /readyz", probe)
+	mux.Handle("GET /healthz", probe)
 	mux.Handle("/", repub.Handler())
 	n.http = &http.Server{
 		Handler:           publicHandler(mux, opts),
@@ -34,6 +41,24 @@ func (n *Node) startPublic(ctx context.Context, repub *republish.Server, dumps *
 		return nil
 	})
 	return nil
+}
+
+// publicProbes answers /livez (and /healthz) and /readyz with a status
+// code and one word, never the conditions' reasons.
+func publicProbes(r *Readiness) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		if req.URL.Path != "/readyz" {
+			w.Write([]byte("ok\n"))
+			return
+		}
+		if ok, _ := r.Check(req.Context()); !ok {
+			http.Error(w, "not ready", http.StatusServiceUnavailable)
+			return
+		}
+		w.Write([]byte("ready\n"))
+	})
 }
 
 func (n *Node) httpErrorLog() *log.Logger {

@@ -26,6 +26,7 @@ func (n *Node) ReloadConfig(ctx context.Context, cfg Config) (ReloadResult, erro
 	if res.ReloadResult, err = n.roles.harv.Reload(cfg.Sources); err != nil {
 		return res, err
 	}
+	n.roles.leases.reconfigure(ctx, len(cfg.Sources), res.Removed)
 	res.NeedRestart = restartSections(n.cfg, cfg)
 	if len(res.NeedRestart) > 0 {
 		n.log.Warn("configuration reloaded; these sections changed and take effect at the next start", "sections", res.NeedRestart)
@@ -62,4 +63,27 @@ func restartSections(a, b Config) []string {
 		}
 	}
 	return out
+}
+
+// reconfigure tells the leases how many Sources there are now, so each
+// node's share follows, and gives up the leases of removed Sources.
+func (l *sourceLeases) reconfigure(ctx context.Context, sources int, removed []string) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	l.sources = sources
+	gone := map[string]*heldSource{}
+	for _, name := range removed {
+		if hs := l.held[name]; hs != nil {
+			gone[name] = hs
+			delete(l.held, name)
+		}
+	}
+	l.mu.Unlock()
+	for name, hs := range gone {
+		if err := hs.lease.Release(ctx); err != nil {
+			l.log.Warn("giving up the lease of a removed source", "source", name, "err", err)
+		}
+	}
 }
