@@ -62,6 +62,9 @@ type Peers interface {
 	// node that reported lately, this one's included; ok is false when
 	// none did.
 	MinApplied(ctx context.Context) (seq uint64, ok bool, err error)
+	// BlobRefs names the blobs the other nodes refer to beyond what
+	// every catalog does: the dump packages each builds and serves.
+	BlobRefs(ctx context.Context, fn func(key string) error) error
 }
 
 // Deps are what a Collector works on.

@@ -356,6 +356,8 @@ type peers struct{ applied uint64 }
 
 func (p *peers) MinApplied(context.Context) (uint64, bool, error) { return p.applied, true, nil }
 
+func (p *peers) BlobRefs(context.Context, func(string) error) error { return nil }
+
 // TestLaggingPeerKeepsBlob: a blob found unreferenced at sequence 1 stays,
 // past the grace period, while another node's catalog has not applied
 // sequence 1 (it may still refer to the blob), and goes once it has.

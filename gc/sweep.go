@@ -123,6 +123,11 @@ func (c *Collector) references(ctx context.Context, r *Report) (keySet, error) {
 			return nil, fmt.Errorf("gc: dump package references: %w", err)
 		}
 	}
+	if c.d.Peers != nil {
+		if err := c.d.Peers.BlobRefs(ctx, refs.add); err != nil {
+			return nil, fmt.Errorf("gc: other nodes' references: %w", err)
+		}
+	}
 	refs.seal()
 	return refs, nil
 }

@@ -2,9 +2,10 @@ package node
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -25,7 +26,10 @@ const gcLease = "gc"
 // blob store and, when it builds them, dumps. Every node runs it; the one
 // holding the gc lease collects, the others skip their turn.
 func startGC(ctx context.Context, n *Node, repub *republish.Server) error {
-	pos := &positions{q: n.q, cat: n.cat}
+	pos := &positions{q: n.q, cat: n.cat, log: n.log.With("role", "gc")}
+	if dumps := repub.Dumps(); dumps != nil {
+		pos.pkgs = dumps
+	}
 	// Every node reports how far its catalog has applied EVENTS, even
 	// one that never collects, for the node that does.
 	n.spawn("gc-position", func() error { return pos.run(ctx) })
@@ -70,28 +74,45 @@ func (t leaseTurn) Take(ctx context.Context) (context.Context, func(), bool, err
 }
 
 // positionPrefix starts the keys under which each node reports, in the
-// leases bucket, the last EVENTS sequence its catalog applied. The
-// bucket's TTL drops the report of a node that stopped renewing it.
+// leases bucket, what gc on another node must know of it: the last EVENTS
+// sequence its catalog applied and the blobs of the dump packages it
+// serves. The bucket's TTL drops the report of a node that stopped
+// renewing it.
 const positionPrefix = "gc-applied."
 
-// positions reports this node's catalog position and reads every node's:
-// gc's Peers.
+// position is one node's report.
+type position struct {
+	Applied  uint64   `json:"applied"`
+	Packages []string `json:"packages,omitempty"`
+}
+
+// positions reports this node's position and reads every node's: gc's
+// Peers.
 type positions struct {
 	q   *queue.Queue
 	cat interface {
 		LastApplied(ctx context.Context) (uint64, error)
 	}
+	// pkgs are the node's dumps, if it builds them.
+	pkgs interface {
+		BlobRefs(ctx context.Context, fn func(key string) error) error
+	}
+	log *slog.Logger
 }
 
 var _ gc.Peers = (*positions)(nil)
 
 // run reports the position every third of the lease TTL until ctx ends;
-// a failed report is tried again at the next tick.
+// a failed report is logged and tried again at the next tick (past the
+// TTL, the collecting node no longer counts this one, nor keeps its
+// packages).
 func (p *positions) run(ctx context.Context) error {
 	t := time.NewTicker(p.q.LeaseTTL() / 3)
 	defer t.Stop()
 	for {
-		_ = p.report(ctx)
+		if err := p.report(ctx); err != nil && ctx.Err() == nil {
+			p.log.WarnContext(ctx, "gc: reporting this node's position failed", "err", err)
+		}
 		select {
 		case <-ctx.Done():
 			return nil
@@ -101,7 +122,18 @@ func (p *positions) run(ctx context.Context) error {
 }
 
 func (p *positions) report(ctx context.Context) error {
-	seq, err := p.cat.LastApplied(ctx)
+	var pos position
+	var err error
+	if pos.Applied, err = p.cat.LastApplied(ctx); err != nil {
+		return err
+	}
+	if p.pkgs != nil {
+		err := p.pkgs.BlobRefs(ctx, func(k string) error { pos.Packages = append(pos.Packages, k); return nil })
+		if err != nil {
+			return err
+		}
+	}
+	b, err := json.Marshal(&pos)
 	if err != nil {
 		return err
 	}
@@ -109,22 +141,20 @@ func (p *positions) report(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = kv.Put(ctx, positionPrefix+queue.KVKey(p.q.NodeName()), []byte(strconv.FormatUint(seq, 10)))
+	_, err = kv.Put(ctx, positionPrefix+queue.KVKey(p.q.NodeName()), b)
 	return err
 }
 
-// MinApplied reads every node's report.
-func (p *positions) MinApplied(ctx context.Context) (uint64, bool, error) {
+// each calls fn with every node's report.
+func (p *positions) each(ctx context.Context, fn func(*position)) error {
 	kv, err := p.q.Bucket(ctx, queue.BucketLeases)
 	if err != nil {
-		return 0, false, err
+		return err
 	}
 	keys, err := kv.ListKeys(ctx)
 	if err != nil {
-		return 0, false, fmt.Errorf("list positions: %w", err)
+		return fmt.Errorf("list positions: %w", err)
 	}
-	var least uint64
-	found := false
 	for k := range keys.Keys() {
 		if !strings.HasPrefix(k, positionPrefix) {
 			continue
@@ -134,15 +164,39 @@ func (p *positions) MinApplied(ctx context.Context) (uint64, bool, error) {
 			continue // expired meanwhile
 		}
 		if err != nil {
-			return 0, false, fmt.Errorf("read position %s: %w", k, err)
+			return fmt.Errorf("read position %s: %w", k, err)
 		}
-		seq, err := strconv.ParseUint(string(e.Value()), 10, 64)
-		if err != nil {
-			return 0, false, fmt.Errorf("position %s: %q: %w", k, e.Value(), err)
+		var pos position
+		if err := json.Unmarshal(e.Value(), &pos); err != nil {
+			return fmt.Errorf("position %s: %w", k, err)
 		}
-		if !found || seq < least {
-			least, found = seq, true
+		fn(&pos)
+	}
+	return nil
+}
+
+// MinApplied is the least sequence any node reported.
+func (p *positions) MinApplied(ctx context.Context) (uint64, bool, error) {
+	var least uint64
+	found := false
+	err := p.each(ctx, func(pos *position) {
+		if !found || pos.Applied < least {
+			least, found = pos.Applied, true
+		}
+	})
+	return least, found, err
+}
+
+// BlobRefs names every package blob any node reported.
+func (p *positions) BlobRefs(ctx context.Context, fn func(key string) error) error {
+	var keys []string
+	if err := p.each(ctx, func(pos *position) { keys = append(keys, pos.Packages...) }); err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if err := fn(k); err != nil {
+			return err
 		}
 	}
-	return least, found, nil
+	return nil
 }

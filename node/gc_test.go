@@ -2,6 +2,8 @@ package node
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/viaduct-mirror/viaduct/queue"
@@ -13,15 +15,29 @@ type appliedAt uint64
 
 func (a *appliedAt) LastApplied(context.Context) (uint64, error) { return uint64(*a), nil }
 
+// served is a node's dumps serving the given blobs.
+type served []string
+
+func (s served) BlobRefs(ctx context.Context, fn func(string) error) error {
+	for _, k := range s {
+		if err := fn(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // TestGCPositions: two nodes on one NATS server report how far their
-// catalogs have applied EVENTS, and either reads the least of them,
+// catalogs have applied EVENTS and the dump packages they serve, and
+// either reads the least position and every package,
 // whatever else the leases bucket holds (the gc lease itself).
 func TestGCPositions(t *testing.T) {
 	ctx := context.Background()
 	q1 := queuetest.Start(t)
 	q2 := queuetest.Start(t, func(c *queue.Config) { c.URL, c.Dir = q1.ClientURL(), "" })
 	a1, a2 := appliedAt(40), appliedAt(25)
-	p1, p2 := &positions{q: q1, cat: &a1}, &positions{q: q2, cat: &a2}
+	pkg := strings.Repeat("ab", 32)
+	p1, p2 := &positions{q: q1, cat: &a1}, &positions{q: q2, cat: &a2, pkgs: served{pkg}}
 	if _, ok, err := p1.MinApplied(ctx); ok || err != nil {
 		t.Fatalf("MinApplied before any report = %v, %v; want none", ok, err)
 	}
@@ -37,6 +53,10 @@ func TestGCPositions(t *testing.T) {
 	}
 	if seq, ok, err := p1.MinApplied(ctx); seq != 25 || !ok || err != nil {
 		t.Errorf("MinApplied = %d, %v, %v; want 25, the lagging node's", seq, ok, err)
+	}
+	var refs []string
+	if err := p1.BlobRefs(ctx, func(k string) error { refs = append(refs, k); return nil }); err != nil || !slices.Equal(refs, []string{pkg}) {
+		t.Errorf("BlobRefs on the first node = %v, %v; want the second node's package %s", refs, err, pkg)
 	}
 	a2 = 60
 	if err := p2.report(ctx); err != nil {
