@@ -21,7 +21,7 @@ type Catalog interface {
 	BlobRefs(ctx context.Context, fn func(sha256 string) error) (seq uint64, err error)
 	// Prune removes change-log entries and deleted resources before
 	// cutoff (see sqlite.Catalog.Prune).
-	Prune(ctx context.Context, cutoff time.Time) (sqlite.Pruned, error)
+	Prune(ctx context.Context, cutoff time.Time, align time.Duration) (sqlite.Pruned, error)
 }
 
 var _ Catalog = (*sqlite.Catalog)(nil)
@@ -195,7 +195,7 @@ func (c *Collector) Collect(ctx context.Context) (Report, error) {
 
 func (c *Collector) collect(ctx context.Context, r *Report) error {
 	if c.cfg.Retention > 0 {
-		p, err := c.d.Catalog.Prune(ctx, c.cutoff())
+		p, err := c.d.Catalog.Prune(ctx, c.cutoff(), c.d.Align)
 		r.Changes, r.Tombstones = p.Changes, p.Tombstones
 		if err != nil {
 			return fmt.Errorf("gc: retention: %w", err)

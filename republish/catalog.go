@@ -48,6 +48,9 @@ type Stats struct {
 	// First and Last are the aggregator's times of the collection's first
 	// and last change; zero when it has none.
 	First, Last time.Time
+	// Horizon is where retention cut the change log (docs/gc.md): a
+	// Change List of a period before it is gone. Zero when nothing was.
+	Horizon time.Time
 }
 
 // ResourceLister streams the resources currently held (deletions

@@ -161,6 +161,10 @@ func (s *Server) serveChangeList(w http.ResponseWriter, r *http.Request, c *Coll
 		s.fail(w, r, "changelist", http.StatusNotFound, nil)
 		return
 	}
+	if from.Before(st.Horizon) { // retention removed its changes (docs/gc.md)
+		s.fail(w, r, "changelist", http.StatusGone, nil)
+		return
+	}
 	md := resourcesync.MD{Capability: resourcesync.CapChangeList, From: from}
 	var until time.Time // zero: the open list reads to the end of the log
 	rp := reply{doc: "changelist", contentType: xmlType, modified: st.Last}

@@ -180,7 +180,8 @@ func differing(a, b map[string]string) []string {
 
 // TestSnapshotPartUnavailable: a part of a snapshot the catalog has not
 // applied yet (a replica behind) answers 503 with Retry-After; one of a
-// snapshot older than the change log's retention horizon answers 410.
+// snapshot older than the change log's retention horizon answers 410, as
+// does a Change List before the horizon, where the index now starts.
 func TestSnapshotPartUnavailable(t *testing.T) {
 	f := newSQLiteFixture(t, Config{MaxEntries: 2})
 	apply := func(i int, at time.Time) {
@@ -200,11 +201,22 @@ func TestSnapshotPartUnavailable(t *testing.T) {
 		t.Errorf("GET %s on a catalog at 5: %s, Retry-After %q; want 503 with Retry-After", ahead, resp.Status, resp.Header.Get("Retry-After"))
 	}
 	apply(5, base.Add(time.Hour))
-	if _, err := f.cat.Prune(context.Background(), base.Add(2*time.Hour)); err != nil {
+	apply(6, base.Add(3*time.Hour))
+	horizon := base.Add(2 * time.Hour)
+	if _, err := f.cat.Prune(context.Background(), horizon, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	part := strings.TrimPrefix(parts[1].Loc, f.srv.cfg.BaseURL)
 	if resp, _ := f.get(t, part); resp.StatusCode != http.StatusGone {
 		t.Errorf("GET %s after the change log was pruned past it: %s, want 410", part, resp.Status)
+	}
+	// The Change List Index starts at the horizon; a list before it is gone.
+	h, lists := f.entries(t, "/alpha/changelist.xml")
+	if !h.MD.From.Equal(horizon) || len(lists) == 0 || !lists[0].MD.From.Equal(horizon) {
+		t.Errorf("Change List Index from %v, first list %v; want both at the horizon %v", h.MD.From, lists, horizon)
+	}
+	old := "/alpha/changelist/" + base.Format(periodLayout) + ".xml"
+	if resp, _ := f.get(t, old); resp.StatusCode != http.StatusGone {
+		t.Errorf("GET %s, before the horizon: %s, want 410", old, resp.Status)
 	}
 }

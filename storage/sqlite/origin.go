@@ -63,8 +63,11 @@ type CollectionStats struct {
 	// Changes is the number of entries in its change log.
 	Changes int64
 	// First and Last are the times of its first and last change; zero
-	// when it has none.
+	// when it has none. After retention (Prune) First is the horizon.
 	First, Last time.Time
+	// Horizon is where retention has cut the change log: nothing before
+	// it is listed. Zero when nothing was cut.
+	Horizon time.Time
 }
 
 // CollectionStats reads the collection's totals and the bounds of its
@@ -73,10 +76,10 @@ type CollectionStats struct {
 func (c *Catalog) CollectionStats(ctx context.Context, collection string) (CollectionStats, error) {
 	var (
 		s    CollectionStats
-		f, l sql.NullInt64
+		f, l, h sql.NullInt64
 	)
-	err := c.reader.QueryRowContext(ctx, `SELECT first_at, last_at, resources, bytes, changes
-		FROM collections WHERE name = ?`, collection).Scan(&f, &l, &s.Resources, &s.Bytes, &s.Changes)
+	err := c.reader.QueryRowContext(ctx, `SELECT first_at, last_at, resources, bytes, changes, horizon
+		FROM collections WHERE name = ?`, collection).Scan(&f, &l, &s.Resources, &s.Bytes, &s.Changes, &h)
 	if errors.Is(err, sql.ErrNoRows) {
 		return CollectionStats{}, nil
 	}
@@ -88,6 +91,9 @@ func (c *Catalog) CollectionStats(ctx context.Context, collection string) (Colle
 	}
 	if l.Valid {
 		s.Last = time.UnixMicro(l.Int64).UTC()
+	}
+	if h.Valid {
+		s.Horizon = time.UnixMicro(h.Int64).UTC()
 	}
 	return s, nil
 }

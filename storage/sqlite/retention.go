@@ -36,15 +36,18 @@ type Pruned struct {
 // its last change before it: Change Lists start at the horizon
 // (CollectionStats.First), and a snapshot older than that sequence fails
 // with ErrSnapshotGone. A cutoff at or before the current horizon does
-// nothing.
-func (c *Catalog) Prune(ctx context.Context, cutoff time.Time) (Pruned, error) {
+// nothing. A collection whose last change is before cutoff is cut at
+// that change's time instead, rounded down to a multiple of align since
+// the Unix epoch (the Change List period: see gc.Deps.Align), so that its
+// last Change List stays whole and listed.
+func (c *Catalog) Prune(ctx context.Context, cutoff time.Time, align time.Duration) (Pruned, error) {
 	var total Pruned
 	colls, err := c.collectionNames(ctx)
 	if err != nil {
 		return total, err
 	}
 	for _, coll := range colls {
-		p, err := c.pruneCollection(ctx, coll, cutoff.UnixMicro())
+		p, err := c.pruneCollection(ctx, coll, cutoff.UnixMicro(), align.Microseconds())
 		total.Changes += p.Changes
 		total.Tombstones += p.Tombstones
 		if err != nil {
@@ -74,13 +77,19 @@ func (c *Catalog) collectionNames(ctx context.Context) ([]string, error) {
 // pruneCollection walks the collection's changes before cutoff from its
 // last horizon on (the ones before were walked by earlier runs), a chunk
 // per transaction, then its tombstones.
-func (c *Catalog) pruneCollection(ctx context.Context, coll string, cutoff int64) (Pruned, error) {
+func (c *Catalog) pruneCollection(ctx context.Context, coll string, cutoff, align int64) (Pruned, error) {
 	var p Pruned
-	var horizon sql.NullInt64
+	var horizon, last sql.NullInt64
 	var from int64
-	err := c.reader.QueryRowContext(ctx, `SELECT horizon, horizon_seq FROM collections WHERE name = ?`, coll).Scan(&horizon, &from)
+	err := c.reader.QueryRowContext(ctx, `SELECT horizon, horizon_seq, last_at FROM collections WHERE name = ?`, coll).Scan(&horizon, &from, &last)
 	if err != nil {
 		return p, err
+	}
+	if last.Valid && last.Int64 < cutoff {
+		cutoff = last.Int64
+		if align > 0 {
+			cutoff -= ((cutoff % align) + align) % align
+		}
 	}
 	if horizon.Valid && horizon.Int64 >= cutoff {
 		return p, nil

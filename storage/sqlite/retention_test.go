@@ -26,7 +26,7 @@ func TestPrune(t *testing.T) {
 	mustApply(t, c, 101, event("s", "c", "http://s/b", resourcesync.Updated, "b2"))
 	cutoff := t0.Add(50 * time.Second)
 
-	p, err := c.Prune(ctx, cutoff)
+	p, err := c.Prune(ctx, cutoff, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,32 @@ func TestPrune(t *testing.T) {
 		}
 	}
 	// Again at the same cutoff: nothing more.
-	if p, err := c.Prune(ctx, cutoff); err != nil || p != (Pruned{}) {
+	if p, err := c.Prune(ctx, cutoff, 0); err != nil || p != (Pruned{}) {
 		t.Errorf("second Prune = %+v, %v; want nothing", p, err)
+	}
+}
+
+// TestPruneQuietCollection: a collection whose last change is older than
+// the cutoff is cut at that change's period, so that its last Change
+// List stays whole and listed.
+func TestPruneQuietCollection(t *testing.T) {
+	ctx := context.Background()
+	c := openTemp(t)
+	mustApply(t, c, 1, event("s", "q", "http://s/a", resourcesync.Created, "a1"))
+	mustApply(t, c, 70, event("s", "q", "http://s/a", resourcesync.Updated, "a2"))
+	if _, err := c.Prune(ctx, t0.Add(time.Hour), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	st, err := c.CollectionStats(ctx, "q")
+	if want := t0.Add(time.Minute); err != nil || !st.First.Equal(want) || !st.Horizon.Equal(want) {
+		t.Errorf("stats %+v, %v; want first and horizon %v, the last change's minute", st, err, want)
+	}
+	var listed []uint64
+	c.ScanChanges(ctx, "q", time.Time{}, time.Time{}, func(ch *LoggedChange) error {
+		listed = append(listed, ch.Seq)
+		return nil
+	})
+	if !slices.Equal(listed, []uint64{70}) {
+		t.Errorf("change log lists %v, want the last change, [70]", listed)
 	}
 }
