@@ -50,7 +50,7 @@ func main() {
 func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("paper", flag.ContinueOnError)
 	out := fs.String("out", "docs/paper", "directory for results.md and the plots")
-	sizes := fs.String("sizes", "100,1000,10000", "Source sizes (the paper: 100,1000,10000,25000,50000)")
+	sizes := fs.String("sizes", "100,1000", "Source sizes (the paper: 100,1000,10000,25000,50000)")
 	modes := fs.String("modes", "baseline,incremental,push", "modes: baseline, incremental, push")
 	scale := fs.Float64("scale", 0.1, "time scale: every interval is multiplied by it")
 	logPath := fs.String("log", "", "append the nodes' logs (info and above) to this file")
