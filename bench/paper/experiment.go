@@ -107,11 +107,19 @@ func runExperiment(ctx context.Context, e experiment) (outcome, error) {
 		}
 	}
 	cancel()
-	required := requiredBytes(src.ChangesSince(since))
+	changes := src.ChangesSince(since)
+	reqA, err := obsA.requiredBytes(ctx, changes)
+	if err != nil {
+		return outcome{}, err
+	}
+	reqB, err := obsB.requiredBytes(ctx, changes)
+	if err != nil {
+		return outcome{}, err
+	}
 	return outcome{
 		experiment: e,
-		A:          obsA.metrics(required, srcFront.Bytes()),
-		B:          obsB.metrics(required, aFront.Bytes()),
+		A:          obsA.metrics(reqA, srcFront.Bytes()),
+		B:          obsB.metrics(reqB, aFront.Bytes()),
 	}, nil
 }
 
@@ -184,24 +192,6 @@ func startNode(ctx context.Context, e experiment, dir, listen, publicURL string,
 	return node.Start(ctx, cfg, node.Options{Version: "paper", Logger: nodeLog.With("node", s.Name, "experiment", e.String())})
 }
 
-// requiredBytes is what a Destination had to transfer at the least to
-// hold the Source's state at the end: the bytes of the last version of
-// every resource created or updated, and not deleted, during the run.
-// Versions overwritten before any Destination could have read them are
-// not required; neither is anything for a deletion.
-func requiredBytes(changes []sim.Change) int64 {
-	last := map[string]sim.Change{}
-	for _, c := range changes {
-		last[c.URI] = c
-	}
-	var n int64
-	for _, c := range last {
-		if c.Op != "deleted" {
-			n += c.Length
-		}
-	}
-	return n
-}
 
 // freeAddr is a loopback address no one listens on now.
 func freeAddr() (string, error) {

@@ -126,6 +126,30 @@ func (o *observer) sample(ctx context.Context, changes []sim.Change) error {
 	return nil
 }
 
+// requiredBytes is what the Destination had to transfer at the least for
+// what it holds in sync at the end: the bytes of the last version of
+// every resource created or updated, not deleted, during the run, and in
+// sync now. Versions overwritten before they could be read are not
+// required, nor is anything for a deletion; a change not yet copied is
+// left out of both sides of the ratio's numerator.
+func (o *observer) requiredBytes(ctx context.Context, changes []sim.Change) (int64, error) {
+	s, err := o.inSync(ctx)
+	if err != nil {
+		return 0, err
+	}
+	last := map[string]sim.Change{}
+	for _, c := range changes {
+		last[c.URI] = c
+	}
+	var n int64
+	for uri, c := range last {
+		if c.Op != "deleted" && s[uri] {
+			n += c.Length
+		}
+	}
+	return n, nil
+}
+
 // metrics are the paper's three figures for one Destination.
 type metrics struct {
 	Consistency float64 // mean of the samples, 0..1
