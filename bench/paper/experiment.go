@@ -192,7 +192,6 @@ func startNode(ctx context.Context, e experiment, dir, listen, publicURL string,
 	return node.Start(ctx, cfg, node.Options{Version: "paper", Logger: nodeLog.With("node", s.Name, "experiment", e.String())})
 }
 
-
 // freeAddr is a loopback address no one listens on now.
 func freeAddr() (string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
