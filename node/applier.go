@@ -49,6 +49,7 @@ type applier struct {
 	log    *slog.Logger
 	tracer trace.Tracer
 	trace  batchTrace // the batch's events' trace contexts
+	links  *linkBook  // where the notifier finds them
 	// applied, when set, is signalled (without blocking) after each batch
 	// reaches the catalog, so that the notifier tells subscribers at once.
 	applied chan<- struct{}
@@ -147,7 +148,7 @@ func (a *applier) flushLocked(ctx context.Context) (err error) {
 	}
 	batch := a.batch
 	a.batch = nil
-	ctx, span := a.trace.start(ctx, a.tracer, batch)
+	ctx, span := a.trace.start(ctx, a.tracer, batch, a.links)
 	defer func() { endApplySpan(span, err) }()
 	err = a.cat.ApplyBatch(ctx, batch)
 	if !errors.Is(err, sqlite.ErrInvalid) {

@@ -68,6 +68,11 @@ type Node struct {
 	// applied is signalled by the applier after each batch, and read by
 	// the notifier.
 	applied chan struct{}
+	// opts are what the caller gave Start.
+	opts Options
+	// links carries applied events' trace contexts to the notifications
+	// that tell of them.
+	links *linkBook
 }
 
 // Start opens the stores, starts every role and listens for HTTP. It
@@ -119,7 +124,8 @@ func Start(ctx context.Context, cfg Config, opts Options) (n *Node, err error) {
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	n.cancel = cancel
 	n.applied = make(chan struct{}, 1)
-	ap := &applier{q: n.q, cat: n.cat, log: log.With("role", "applier"), tracer: opts.tracer(), applied: n.applied}
+	n.opts, n.links = opts, newLinkBook()
+	ap := &applier{q: n.q, cat: n.cat, log: log.With("role", "applier"), tracer: opts.tracer(), links: n.links, applied: n.applied}
 	n.spawn("applier", func() error { return ap.run(runCtx) })
 
 	repub, err := republish.New(n.cfg.Republish, republish.FromSQLite(n.cat), n.blobs, log.With("role", "republish"), n.reg)

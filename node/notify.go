@@ -63,6 +63,8 @@ func startNotify(ctx context.Context, n *Node, repub *republish.Server) (*notify
 			Client: nm.Client(hubClient(cfg.AllowLoopbackCallbacks)),
 			Policy: policy,
 			Logger: log,
+
+			TracerProvider: n.opts.TracerProvider,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("starting hub: %w", err)
@@ -72,6 +74,7 @@ func startNotify(ctx context.Context, n *Node, repub *republish.Server) (*notify
 		}
 		pub = r.hub
 	}
+	pub = newLinkingPublisher(pub, n.links, repub.Topics())
 	nf, err := republish.NewNotifier(repub, n.cat, nm.Publisher(repub, pub), log)
 	if err != nil {
 		r.close()

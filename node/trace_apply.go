@@ -26,16 +26,20 @@ func (b *batchTrace) add(ctx context.Context) {
 	b.spans = append(b.spans, trace.SpanContextFromContext(ctx))
 }
 
-// start starts the span of writing batch to the catalog. It is a child of
+// start starts the span of writing batch to the catalog, and records the
+// events' trace contexts in book for the notifications that tell of them. It is a child of
 // the first traced event's span, so one change's trace runs from the
 // harvest to the catalog, and it links every traced event it applied (up
 // to maxBatchLinks), so each of the others leads to it too.
-func (b *batchTrace) start(ctx context.Context, tracer trace.Tracer, batch []sqlite.Applied) (context.Context, trace.Span) {
+func (b *batchTrace) start(ctx context.Context, tracer trace.Tracer, batch []sqlite.Applied, book *linkBook) (context.Context, trace.Span) {
 	var links []trace.Link
 	var parent trace.SpanContext
-	for _, sc := range b.spans {
+	for i, sc := range b.spans {
 		if !sc.IsValid() {
 			continue
+		}
+		if i < len(batch) && batch[i].Event != nil {
+			book.add(batch[i].Event.Collection, sc)
 		}
 		if !parent.IsValid() {
 			parent = sc

@@ -146,3 +146,57 @@ func names(spans tracetest.SpanStubs) []string {
 	}
 	return out
 }
+
+// TestHubDeliveryLinksTheChange: the POST telling a subscriber of a change
+// has a span linked to the change's trace (its fetch span), through the
+// catalog and HUBOUT, which carry no trace of their own.
+func TestHubDeliveryLinksTheChange(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp), sdktrace.WithSampler(sdktrace.AlwaysSample()))
+	t.Cleanup(func() { tp.Shutdown(context.Background()) })
+	src := startSource(t, sim.Config{Resources: 1, Seed: 43})
+	cfg := notifyConfig(t.TempDir(), src)
+	cfg.Fill()
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	n, err := Start(context.Background(), cfg, Options{Version: "test", TracerProvider: tp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.Close() })
+	d := startDownstream(t)
+	d.subscribe(t, n.URL()+"/hub", n.URL()+"/s/notifications")
+
+	mustSync(t, n, "s")
+	waitSettled(t, n, time.Minute)
+	waitFor(t, 20*time.Second, "the change to be notified", func() bool { return countEntries(d.notifications()) >= 1 })
+
+	var fetch, deliver []tracetest.SpanStub
+	waitFor(t, 10*time.Second, "the delivery's span", func() bool {
+		fetch, deliver = nil, nil
+		for _, s := range exp.GetSpans() {
+			switch {
+			case strings.HasPrefix(s.Name, "fetch "):
+				fetch = append(fetch, s)
+			case s.Name == "websub deliver":
+				deliver = append(deliver, s)
+			}
+		}
+		return len(deliver) > 0
+	})
+	if len(fetch) != 1 {
+		t.Fatalf("%d fetch spans, want 1", len(fetch))
+	}
+	linked := false
+	for _, s := range deliver {
+		for _, l := range s.Links {
+			if l.SpanContext.TraceID() == fetch[0].SpanContext.TraceID() && l.SpanContext.SpanID() == fetch[0].SpanContext.SpanID() {
+				linked = true
+			}
+		}
+	}
+	if !linked {
+		t.Errorf("no delivery span links the change's fetch span %s", fetch[0].SpanContext.SpanID())
+	}
+}

@@ -101,6 +101,9 @@ func (o *HubOutbox) Append(ctx context.Context, sub string, d websub.Delivery) e
 	sum := sha256.Sum256(d.Payload)
 	msg := &nats.Msg{Subject: subj, Data: d.Payload, Header: nats.Header{}}
 	msg.Header.Set(headerTopic, d.Topic)
+	if links := encodeLinks(d.Links); links != "" {
+		msg.Header.Set(headerLinks, links)
+	}
 	_, err = o.js.PublishMsg(ctx, msg, jetstream.WithMsgID("hub|"+sub+"|"+hex.EncodeToString(sum[:16])))
 	var apiErr *jetstream.APIError
 	if errors.As(err, &apiErr) && apiErr.ErrorCode == errCodeStoreFailed &&
@@ -127,7 +130,7 @@ func (o *HubOutbox) Head(ctx context.Context, sub string) (websub.Delivery, bool
 	if err != nil {
 		return websub.Delivery{}, false, fmt.Errorf("queue: reading the queue of subscription %s: %w", sub, err)
 	}
-	return websub.Delivery{Seq: m.Sequence, Topic: m.Header.Get(headerTopic), Payload: m.Data}, true, nil
+	return websub.Delivery{Seq: m.Sequence, Topic: m.Header.Get(headerTopic), Payload: m.Data, Links: decodeLinks(m.Header.Get(headerLinks))}, true, nil
 }
 
 // Ack deletes delivery seq; one already gone is not an error.

@@ -2,6 +2,7 @@ package websub
 
 import (
 	"fmt"
+	"go.opentelemetry.io/otel/trace"
 	"log/slog"
 	"net/http"
 	"time"
@@ -53,6 +54,9 @@ type HubOptions struct {
 	Policy CallbackPolicy
 	Clock  Clock        // default SystemClock
 	Logger *slog.Logger // default: discard
+	// TracerProvider makes the span of each delivery; nil uses the
+	// global provider.
+	TracerProvider trace.TracerProvider
 }
 
 // withDefaults fills zero fields and checks the rest, naming the field.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go.opentelemetry.io/otel/trace"
 	"io"
 	"log/slog"
 	"net/http"
@@ -28,6 +29,7 @@ type Hub struct {
 	policy CallbackPolicy
 	clock  Clock
 	log    *slog.Logger
+	tp     trace.TracerProvider
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -63,7 +65,7 @@ func NewHub(ctx context.Context, cfg HubConfig, opts HubOptions) (*Hub, error) {
 	}
 	h := &Hub{
 		cfg: cfg, store: opts.Store, outbox: opts.Outbox,
-		client: opts.Client, policy: opts.Policy, clock: opts.Clock, log: opts.Logger,
+		client: opts.Client, policy: opts.Policy, clock: opts.Clock, log: opts.Logger, tp: opts.TracerProvider,
 		topics: map[string]bool{}, subs: map[string]*worker{},
 	}
 	if h.client == nil {

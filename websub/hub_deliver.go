@@ -129,7 +129,9 @@ func (h *Hub) expire(w *worker) {
 }
 
 // deliver POSTs one notification to the subscriber.
-func (h *Hub) deliver(ctx context.Context, s Subscription, d Delivery) (outcome, error) {
+func (h *Hub) deliver(ctx context.Context, s Subscription, d Delivery) (res outcome, err error) {
+	ctx, span := h.startDelivery(ctx, s, d)
+	defer func() { endDelivery(span, res, err) }()
 	ctx, cancel := context.WithTimeout(ctx, h.cfg.DeliveryTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.Callback, bytes.NewReader(d.Payload))

@@ -2,6 +2,7 @@ package websub
 
 import (
 	"context"
+	"go.opentelemetry.io/otel/trace"
 	"sync"
 )
 
@@ -12,6 +13,9 @@ type Delivery struct {
 	Seq     uint64
 	Topic   string
 	Payload []byte
+	// Links are the span contexts of the changes the delivery notifies
+	// (see WithLinks), for its span.
+	Links []trace.SpanContext
 }
 
 // Outbox queues deliveries per subscriber (by Subscription ID) so that

@@ -39,8 +39,9 @@ func (h *Hub) Publish(ctx context.Context, topic string, payload []byte) error {
 	}
 	h.mu.Unlock()
 	var errs []error
+	links := linksFrom(ctx)
 	for _, w := range ws {
-		if err := h.outbox.Append(ctx, w.sub.ID(), Delivery{Topic: topic, Payload: payload}); err != nil {
+		if err := h.outbox.Append(ctx, w.sub.ID(), Delivery{Topic: topic, Payload: payload, Links: links}); err != nil {
 			errs = append(errs, fmt.Errorf("websub hub: queueing a notification on %s for %s: %w", topic, w.sub.Callback, err))
 			continue
 		}
