@@ -12,6 +12,7 @@ import (
 
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/republish"
+	"github.com/viaduct-mirror/viaduct/upstream"
 	"github.com/viaduct-mirror/viaduct/websub"
 )
 
@@ -112,9 +113,8 @@ func hubClient(allowLocal bool) *http.Client {
 			if err != nil {
 				return fmt.Errorf("hub: dialling %s: %w", address, err)
 			}
-			a := ap.Addr().Unmap()
-			if a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsUnspecified() || a.IsMulticast() {
-				return fmt.Errorf("hub: dialling %s: %w", address, errNotPublic)
+			if err := upstream.CheckAddress(ap.Addr(), false, false); err != nil {
+				return fmt.Errorf("hub: dialling %s: %w: %w", address, errNotPublic, err)
 			}
 			return nil
 		}

@@ -17,45 +17,11 @@ type addrRule struct {
 	loopback bool
 }
 
-var (
-	cgnat = netip.MustParsePrefix("100.64.0.0/10")
-	nat64 = netip.MustParsePrefix("64:ff9b::/96")
-	thisN = netip.MustParsePrefix("0.0.0.0/8")
-	bcast = netip.MustParseAddr("255.255.255.255")
-)
+var nat64 = netip.MustParsePrefix("64:ff9b::/96")
 
-// check reports why ip may not be connected to under r, or nil.
-// Link-local (cloud metadata services live there), unspecified, broadcast
-// and multicast addresses are never allowed.
-func (r addrRule) check(ip netip.Addr) error {
-	ip = ip.Unmap().WithZone("")
-	if nat64.Contains(ip) {
-		// 64:ff9b::a.b.c.d reaches a.b.c.d through a NAT64 gateway.
-		b := ip.As16()
-		ip = netip.AddrFrom4([4]byte(b[12:16]))
-	}
-	why := ""
-	switch {
-	case ip.IsLoopback():
-		if !r.loopback {
-			why = "loopback"
-		}
-	case ip.IsPrivate() || cgnat.Contains(ip):
-		if !r.private {
-			why = "private"
-		}
-	case ip.IsLinkLocalUnicast():
-		why = "link-local"
-	case ip.IsUnspecified() || thisN.Contains(ip):
-		why = "unspecified"
-	case ip.IsMulticast() || ip == bcast:
-		why = "multicast or broadcast"
-	}
-	if why != "" {
-		return &policyError{why: fmt.Sprintf("address %s is %s", ip, why)}
-	}
-	return nil
-}
+// check reports why ip may not be connected to under r, or nil
+// (CheckAddress).
+func (r addrRule) check(ip netip.Addr) error { return CheckAddress(ip, r.loopback, r.private) }
 
 // dialer connects only to addresses its rule allows: it resolves the host
 // itself, checks every address, and checks again in the socket's Control

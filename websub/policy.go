@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+
+	"github.com/viaduct-mirror/viaduct/upstream"
 )
 
 // CallbackPolicy decides whether a Hub may call a subscriber's callback
@@ -19,8 +21,11 @@ type CallbackPolicy func(u *url.URL) error
 var ErrCallbackRefused = errors.New("callback refused")
 
 // DefaultCallbackPolicy refuses callbacks whose host is "localhost" or an
-// IP literal that is loopback, private, link-local, unspecified or
-// multicast.
+// IP literal that the upstream client would refuse too
+// (upstream.CheckAddress: loopback, private and shared address space,
+// link-local, NAT64 and 6to4 of those, and the rest of the IANA
+// special-purpose registries), so that the hub calls no address the
+// harvester may not fetch from.
 func DefaultCallbackPolicy(u *url.URL) error {
 	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
 	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
@@ -30,10 +35,8 @@ func DefaultCallbackPolicy(u *url.URL) error {
 	if err != nil {
 		return nil // a name; the dialer checks what it resolves to
 	}
-	a = a.Unmap()
-	if a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
-		a.IsUnspecified() || a.IsMulticast() || a.IsInterfaceLocalMulticast() {
-		return fmt.Errorf("%w: address %s is not public", ErrCallbackRefused, a)
+	if err := upstream.CheckAddress(a, false, false); err != nil {
+		return fmt.Errorf("%w: %w", ErrCallbackRefused, err)
 	}
 	return nil
 }

@@ -99,6 +99,11 @@ type subEntry struct {
 	secret  string
 	renewAt time.Time // next subscribe request (or, unsubscribing, when to forget); zero: none
 	retry   time.Duration
+	// asked: a subscribe request was sent and the hub has not answered it
+	// with a verification yet. Only then may a denial change the state,
+	// since a denial carries no secret: anyone who learns the callback
+	// URL could send one.
+	asked bool
 }
 
 // NewSubscriber starts a Subscriber that hands notifications to notify.
@@ -205,6 +210,11 @@ func (s *Subscriber) request(ctx context.Context, e *subEntry, mode string) erro
 		return fmt.Errorf("%s %s at hub %s: %w", mode, e.Topic, e.Hub, err)
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if mode == "subscribe" {
+		s.mu.Lock()
+		e.asked = true
+		s.mu.Unlock()
+	}
 	resp, err := s.client.Do(req)
 	if err != nil {
 		return fmt.Errorf("%s %s at hub %s: %w", mode, e.Topic, e.Hub, err)

@@ -55,7 +55,7 @@ func (s *Subscriber) serveVerification(w http.ResponseWriter, r *http.Request, i
 			http.NotFound(w, r)
 			return
 		}
-		e.State, e.Lease = Active, time.Duration(secs)*time.Second
+		e.State, e.Lease, e.asked = Active, time.Duration(secs)*time.Second, false
 		e.Expires = now.Add(e.Lease)
 		e.renewAt = now.Add(e.Lease * 4 / 5)
 		e.retry = s.cfg.RetryMin
@@ -63,10 +63,16 @@ func (s *Subscriber) serveVerification(w http.ResponseWriter, r *http.Request, i
 	case mode == "unsubscribe" && e.State == Unsubscribing && challenge != "":
 		delete(s.subs, id)
 		s.log.Info("websub subscriber: unsubscribed", "topic", e.Topic, "hub", e.Hub)
-	case mode == "denied" && e.State != Unsubscribing:
-		e.State = Denied
+	case mode == "denied" && e.State != Unsubscribing && e.asked:
+		e.State, e.asked = Denied, false
 		e.renewAt = now.Add(s.cfg.RetryMax)
 		s.log.Warn("websub subscriber: hub denied the subscription", "topic", e.Topic, "hub", e.Hub, "reason", q.Get("hub.reason"))
+	case mode == "denied" && e.State != Unsubscribing:
+		// A denial no request of ours asked for may not come from the
+		// hub: the state stays, and the hub is asked again at once; if it
+		// does deny, it answers that request.
+		e.renewAt = now
+		s.log.Warn("websub subscriber: denial without a request outstanding, not trusted; asking the hub again", "topic", e.Topic, "hub", e.Hub, "reason", q.Get("hub.reason"))
 	default:
 		s.mu.Unlock()
 		http.NotFound(w, r)
