@@ -44,7 +44,7 @@ func (s *Server) serveSourceDescription(w http.ResponseWriter, r *http.Request) 
 func (s *Server) capabilities(c *Collection) []resourcesync.Entry {
 	return append([]resourcesync.Entry{
 		{Loc: s.resourceListURL(c.Name), MD: &resourcesync.MD{Capability: resourcesync.CapResourceList}},
-		{Loc: s.changeListIndexURL(c.Name), MD: &resourcesync.MD{Capability: resourcesync.CapChangeList}},
+		{Loc: s.capabilityChangeListURL(c.Name), MD: &resourcesync.MD{Capability: resourcesync.CapChangeList}},
 	}, s.dumpCapabilities(c)...)
 }
 

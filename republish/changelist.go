@@ -133,6 +133,10 @@ func (s *Server) changeLists(ctx context.Context, coll string, starts []time.Tim
 // serveChangeList serves the Change List named by name: a period's, or
 // one piece of it (see changesplit.go).
 func (s *Server) serveChangeList(w http.ResponseWriter, r *http.Request, c *Collection, name string) {
+	if name == currentName {
+		s.serveCurrentChangeList(w, r, c)
+		return
+	}
 	stamp, ok := strings.CutSuffix(name, ".xml")
 	start, from, okName := parsePieceName(stamp)
 	if !ok || !okName || !s.periodStart(start).Equal(start) {

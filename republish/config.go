@@ -32,6 +32,14 @@ type Config struct {
 	// MaxChangeLists is the most Change Lists the Change List Index lists,
 	// the most recent ones. Default and maximum 50,000.
 	MaxChangeLists int `yaml:"max_changelists"`
+	// CapabilityChangeList is what a collection's Capability List names
+	// as its changelist: "index" (default), the Change List Index, which
+	// lists every Change List; or "current", the stable URL
+	// <collection>/changelist/current.xml of the Change List holding the
+	// latest changes, for clients that cannot read a Change List Index
+	// (the Python resync client). The index stays served either way. See
+	// docs/republish.md for what each costs.
+	CapabilityChangeList string `yaml:"capability_changelist"`
 	// DescribedBy, when set, is linked from the Source Description with
 	// rel="describedby": a page about this mirror.
 	DescribedBy string `yaml:"described_by"`
@@ -51,6 +59,12 @@ type Collection struct {
 	// DescribedBy, when set, is linked from the Capability List.
 	DescribedBy string `yaml:"described_by"`
 }
+
+// Values of Config.CapabilityChangeList.
+const (
+	CapabilityIndex   = "index"
+	CapabilityCurrent = "current"
+)
 
 // Limits of the Sitemap protocol, which ResourceSync adopts.
 const (
@@ -78,6 +92,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.MaxChangeLists == 0 {
 		c.MaxChangeLists = SitemapMaxEntries
 	}
+	if c.CapabilityChangeList == "" {
+		c.CapabilityChangeList = CapabilityIndex
+	}
 	u, err := url.Parse(c.BaseURL)
 	switch {
 	case c.BaseURL == "":
@@ -94,6 +111,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("republish: max_bytes %d: between 4096 and %d", c.MaxBytes, SitemapMaxBytes)
 	case c.MaxChangeLists < 1 || c.MaxChangeLists > SitemapMaxEntries:
 		return c, fmt.Errorf("republish: max_changelists %d: between 1 and %d", c.MaxChangeLists, SitemapMaxEntries)
+	case c.CapabilityChangeList != CapabilityIndex && c.CapabilityChangeList != CapabilityCurrent:
+		return c, fmt.Errorf("republish: capability_changelist %q: want %q or %q", c.CapabilityChangeList, CapabilityIndex, CapabilityCurrent)
 	case len(c.Collections) == 0:
 		return c, fmt.Errorf("republish: collections: at least one is needed")
 	}
