@@ -26,8 +26,11 @@ type Config struct {
 	MaxBlobBytes int64 `yaml:"max_blob_bytes"`
 	// RetryBase is the delay before the second delivery of a change that
 	// failed in a way worth retrying (a 5xx, a timeout, a truncated body,
-	// a hash or length mismatch); each further delivery doubles it.
-	// Default 1m.
+	// a hash or length mismatch); each further delivery quadruples it.
+	// Default 5s: most such failures pass within seconds, and a minute
+	// before the first retry held a Source that had gone quiet back by
+	// that minute; with the queue's 5 deliveries the retries still span
+	// about 7 minutes (5s, 20s, 80s, 320s) of a Source's outage.
 	RetryBase time.Duration `yaml:"retry_base"`
 	// RetryMax caps the delay between deliveries. Default 30m.
 	RetryMax time.Duration `yaml:"retry_max"`
@@ -62,7 +65,9 @@ type Config struct {
 	// of the queue's max_deliver deliveries. Default 2s.
 	HostWait time.Duration `yaml:"host_wait"`
 	// BusyRetry is how long a change handed back for its host's congestion
-	// waits before it is delivered again. Default 10s.
+	// waits before it is delivered again. Default 2s: the host is busy
+	// with the Source's other changes, and a change waiting longer than
+	// they take leaves the host idle after a Source goes quiet.
 	BusyRetry time.Duration `yaml:"busy_retry"`
 }
 
@@ -71,14 +76,14 @@ func Defaults() Config {
 	return Config{
 		Workers:          128,
 		MaxBlobBytes:     5 << 30,
-		RetryBase:        time.Minute,
+		RetryBase:        5 * time.Second,
 		RetryMax:         30 * time.Minute,
 		NotFoundAttempts: 3,
 		InProgressEvery:  20 * time.Second,
 		DrainTimeout:     30 * time.Second,
 		MaxParked:        512,
 		HostWait:         2 * time.Second,
-		BusyRetry:        10 * time.Second,
+		BusyRetry:        2 * time.Second,
 	}
 }
 
@@ -127,7 +132,7 @@ func (c *Config) Validate() error {
 func (c *Config) retryDelay(delivered uint64) time.Duration {
 	d := c.RetryBase
 	for i := uint64(1); i < delivered && d < c.RetryMax; i++ {
-		d *= 2
+		d *= 4
 	}
 	return min(d, c.RetryMax)
 }

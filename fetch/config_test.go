@@ -19,7 +19,7 @@ func TestConfigDefaultsValidateAndLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Config{Workers: 3, MaxBlobBytes: 1 << 20, RetryBase: 2 * time.Second, RetryMax: time.Minute, NotFoundAttempts: 4, InProgressEvery: 5 * time.Second,
-		MaxParked: 512, HostWait: 2 * time.Second, BusyRetry: 10 * time.Second}
+		MaxParked: 512, HostWait: 2 * time.Second, BusyRetry: 2 * time.Second}
 	if cfg != want {
 		t.Errorf("loaded %+v, want %+v", cfg, want)
 	}
@@ -41,9 +41,9 @@ func TestConfigValidateNamesFields(t *testing.T) {
 	}
 }
 
-func TestRetryDelayDoublesAndIsCapped(t *testing.T) {
-	cfg := Config{RetryBase: time.Second, RetryMax: 5 * time.Second}
-	for delivered, want := range map[uint64]time.Duration{1: time.Second, 2: 2 * time.Second, 3: 4 * time.Second, 4: 5 * time.Second, 40: 5 * time.Second} {
+func TestRetryDelayGrowsAndIsCapped(t *testing.T) {
+	cfg := Config{RetryBase: time.Second, RetryMax: 20 * time.Second}
+	for delivered, want := range map[uint64]time.Duration{1: time.Second, 2: 4 * time.Second, 3: 16 * time.Second, 4: 20 * time.Second, 40: 20 * time.Second} {
 		if got := cfg.retryDelay(delivered); got != want {
 			t.Errorf("delay after delivery %d: %s, want %s", delivered, got, want)
 		}

@@ -120,7 +120,7 @@ func (p *Pool) fail(ctx context.Context, msg *queue.ChangeMsg, f *failure, log *
 	if retry {
 		delay := p.cfg.retryDelay(msg.Delivered)
 		p.m.retried.WithLabelValues(msg.Change.Source, f.reason).Inc()
-		log.Warn("change failed; will try again", "reason", f.reason, "err", f.err, "delivered", msg.Delivered, "retry_in", delay)
+		p.retries.warn(log, msg.Change.Source, f.reason, "change failed; will try again", "reason", f.reason, "err", f.err, "delivered", msg.Delivered, "retry_in", delay)
 		if err := msg.Nak(delay); err != nil {
 			log.Warn("could not hand back a failed change; the queue will deliver it again", "err", err)
 		}

@@ -42,6 +42,9 @@ type Pool struct {
 	completions *sync.WaitGroup
 	slots       chan struct{}
 
+	// retries summarises the warnings of changes handed back (retryLog).
+	retries *retryLog
+
 	// lot holds changes whose host was saturated (see lot).
 	lot *lot
 
@@ -83,7 +86,7 @@ func New(cfg Config, deps Deps, logger *slog.Logger, reg prometheus.Registerer) 
 		tp = otel.GetTracerProvider()
 	}
 	p := &Pool{cfg: cfg, deps: deps, log: logger, m: m, tracer: tp.Tracer("github.com/viaduct-mirror/viaduct/fetch"),
-		lot: newLot(cfg.MaxParked, cfg.InProgressEvery, logger)}
+		lot: newLot(cfg.MaxParked, cfg.InProgressEvery, logger), retries: newRetryLog()}
 	p.bufs.New = func() any { b := make([]byte, 64<<10); return &b }
 	return p, nil
 }

@@ -1,0 +1,91 @@
+package fetch
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/viaduct-mirror/viaduct/queue"
+	"github.com/viaduct-mirror/viaduct/sim"
+	"github.com/viaduct-mirror/viaduct/upstream"
+)
+
+// TestQuietSourceCaughtUp is a new Source that answers its first requests
+// with 503 (a Source under load) and then goes quiet, fetched at the
+// default politeness (10 requests a second to its host) with the default
+// retry schedule. Every change is in the store well before the one
+// minute that a first retry once waited, which held a 1,000-resource
+// Source that had gone quiet back by that minute; and the warnings of
+// the changes handed back are summarised, not one per change.
+func TestQuietSourceCaughtUp(t *testing.T) {
+	srv := startSim(t, sim.Config{Resources: 12, Seed: 5, MinSize: 16, MaxSize: 256})
+	q := startQueue(t)
+	store, _ := dirStore(t)
+	changes := simChanges(t, srv)
+	// Enough 503s that every change's first delivery fails, whatever
+	// the client's own attempts.
+	ucfg := upstream.DefaultConfig()
+	if err := srv.SetFault("/res/*", sim.Fault{Status: http.StatusServiceUnavailable, Times: len(changes) * ucfg.MaxAttempts}); err != nil {
+		t.Fatal(err)
+	}
+	ucfg.AllowLoopback = true
+	ucfg.Sleep = func(context.Context, time.Duration) error { return nil } // the client's own backoff is not what is tested
+	base, err := upstream.New(ucfg, upstream.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { base.Close() })
+	pol, err := base.NewPolicy(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := base.WithPolicy(pol)
+
+	var logs lockedBuffer
+	cfg := Defaults()
+	cfg.Workers = 8
+	p, err := New(cfg, queueDeps(t, q, store, func(string) *upstream.Client { return client }),
+		slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn})), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	publishAll(t, q, changes)
+	errc := make(chan error, 1)
+	go func() { errc <- p.Run(context.Background()) }()
+	t.Cleanup(func() { p.Close(); <-errc })
+
+	// The bound is not a measurement: under the old first retry of one
+	// minute this could not pass, with the new one of 5 s it passes with
+	// a wide margin on a busy machine.
+	eventually(t, 45*time.Second, "every change stored after the Source's 503s", func() bool {
+		return len(events(t, q)) == len(changes) && streamMsgs(t, q, queue.StreamChanges) == 0
+	})
+	checkEvents(t, q, store, srv, changes)
+	warned := strings.Count(logs.String(), "will try again")
+	if warned == 0 || warned > 2 {
+		t.Errorf("%d retry warnings for %d changes failing for one reason at one Source, want one (two if a minute passed)", warned, len(changes))
+	}
+}
+
+// lockedBuffer is a log destination the workers share.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
