@@ -6,6 +6,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -166,6 +167,11 @@ func TestComposeFilesAndVolumes(t *testing.T) {
 		for n := range s.Networks {
 			if _, ok := c.file.Networks[n]; !ok {
 				t.Errorf("service %s: network %s is not declared", name, n)
+			}
+		}
+		for _, sec := range s.Secrets {
+			if _, ok := c.file.Secrets[sec]; !ok {
+				t.Errorf("service %s: secret %s is not declared", name, sec)
 			}
 		}
 	}
@@ -356,6 +362,9 @@ type prometheusConfig struct {
 	ScrapeConfigs []struct {
 		JobName       string `yaml:"job_name"`
 		MetricsPath   string `yaml:"metrics_path"`
+		Authorization struct {
+			CredentialsFile string `yaml:"credentials_file"`
+		} `yaml:"authorization"`
 		StaticConfigs []struct {
 			Targets []string `yaml:"targets"`
 		} `yaml:"static_configs"`
@@ -372,7 +381,11 @@ func TestComposePrometheus(t *testing.T) {
 	file := c.boundFile(t, c.prom, p)
 	cfg := decodeYAML[prometheusConfig](t, file, false)[0]
 	jobs := map[string][]string{}
+	var tokenFile string
 	for _, sc := range cfg.ScrapeConfigs {
+		if sc.JobName == "viaduct" {
+			tokenFile = sc.Authorization.CredentialsFile
+		}
 		var targets []string
 		for _, st := range sc.StaticConfigs {
 			targets = append(targets, st.Targets...)
@@ -382,10 +395,17 @@ func TestComposePrometheus(t *testing.T) {
 			t.Errorf("%s: job viaduct scrapes %s, nodes serve /metrics", file, sc.MetricsPath)
 		}
 	}
+	// /metrics is on the admin listener, behind the token every node has.
 	var want []string
 	for _, v := range c.viaducts {
-		_, port := hostPort(t, "listen", c.viaductConfig(t, v).Listen)
+		_, port := hostPort(t, "admin.listen", c.viaductConfig(t, v).Admin.Listen)
 		want = append(want, v+":"+strconv.Itoa(port))
+		token := c.svc(v).Environment["VIADUCT_ADMIN_TOKEN"]
+		secret, ok := strings.CutPrefix(tokenFile, "/run/secrets/")
+		v := composeVar.FindStringSubmatch(token)
+		if !ok || !slices.Contains(s.Secrets, secret) || v == nil || v[0] != token || v[1] != c.file.Secrets[secret].Environment {
+			t.Errorf("%s: job viaduct's credentials_file %q is not the compose secret made from the nodes' VIADUCT_ADMIN_TOKEN (%q)", file, tokenFile, token)
+		}
 	}
 	// The alert rules select job="viaduct".
 	sameSet(t, file+": job viaduct's targets", jobs["viaduct"], want)

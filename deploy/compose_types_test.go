@@ -20,6 +20,10 @@ type composeFile struct {
 		} `yaml:"ipam"`
 	} `yaml:"networks"`
 	Volumes map[string]any `yaml:"volumes"`
+	Secrets map[string]struct {
+		Environment string `yaml:"environment"`
+		File        string `yaml:"file"`
+	} `yaml:"secrets"`
 }
 
 type composeService struct {
@@ -30,6 +34,7 @@ type composeService struct {
 	Volumes     []string          `yaml:"volumes"`
 	Ports       []string          `yaml:"ports"`
 	Networks    composeNetworks   `yaml:"networks"`
+	Secrets     []string          `yaml:"secrets"`
 	Healthcheck struct {
 		Test []string `yaml:"test"`
 	} `yaml:"healthcheck"`

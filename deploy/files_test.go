@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -66,6 +67,9 @@ func checkViaductConfig(t *testing.T, what string, data []byte, env map[string]s
 		}
 	}
 	cfg, err := node.Load(path)
+	if err == nil {
+		err = node.CheckStart(context.Background(), cfg)
+	}
 	if err != nil {
 		t.Fatalf("%s does not pass viaduct serve --check: %v", what, err)
 	}

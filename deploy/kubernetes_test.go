@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // kubeSetup is deploy/kubernetes read: its objects by kind and name, and
@@ -193,17 +194,19 @@ func TestKubernetesWorkload(t *testing.T) {
 		}
 	}
 	_, listen := hostPort(t, "listen", k.cfg.Listen)
+	_, admin := hostPort(t, "admin.listen", k.cfg.Admin.Listen)
 	if got := k.port(t, "http"); got != listen {
 		t.Errorf("container port http %d; %s listens on %d", got, k.cfg.file, listen)
 	}
-	for _, p := range k.probes(t) {
-		if p.port != listen {
-			t.Errorf("%s asks port %d; %s listens on %d", p.what, p.port, k.cfg.file, listen)
-		}
+	if got := k.port(t, "admin"); got != admin {
+		t.Errorf("container port admin %d; %s has its admin listener on %d", got, k.cfg.file, admin)
 	}
-	ann := k.sts.Spec.Template.Metadata.Annotations
-	if ann["prometheus.io/port"] != strconv.Itoa(listen) || ann["prometheus.io/path"] != "/metrics" {
-		t.Errorf("prometheus.io annotations %v; metrics are at :%d/metrics", ann, listen)
+	// The probes ask the admin listener, which answers them without a
+	// token; TestMetricsExist checks that the paths answer.
+	for _, p := range k.probes(t) {
+		if p.port != admin {
+			t.Errorf("%s asks port %d; %s has its admin listener on %d", p.what, p.port, k.cfg.file, admin)
+		}
 	}
 
 	var claims []string
@@ -221,6 +224,81 @@ func TestKubernetesWorkload(t *testing.T) {
 		if !slices.ContainsFunc(k.pod.Volumes, func(v k8sVolume) bool { return v.Name == vol && v.EmptyDir != nil }) {
 			t.Errorf("%s is not an emptyDir", os.TempDir())
 		}
+	}
+}
+
+// TestKubernetesPodMonitor checks the Prometheus Operator's scrape of
+// the pods: the admin port, /metrics, the token from the Secret.
+func TestKubernetesPodMonitor(t *testing.T) {
+	k := loadKube(t)
+	const file = "kubernetes/monitoring/podmonitor.yaml"
+	objs := readManifests(t, file)
+	if len(objs) != 1 || objs[0].Kind != "PodMonitor" {
+		t.Fatalf("%s: want one PodMonitor", file)
+	}
+	var pm struct {
+		Spec struct {
+			JobLabel string `yaml:"jobLabel"`
+			Selector struct {
+				MatchLabels map[string]string `yaml:"matchLabels"`
+			} `yaml:"selector"`
+			Endpoints []struct {
+				Port          string `yaml:"port"`
+				Path          string `yaml:"path"`
+				Authorization struct {
+					Credentials struct {
+						Name string `yaml:"name"`
+						Key  string `yaml:"key"`
+					} `yaml:"credentials"`
+				} `yaml:"authorization"`
+			} `yaml:"podMetricsEndpoints"`
+		} `yaml:"spec"`
+	}
+	objs[0].as(t, &pm)
+	tmpl := k.sts.Spec.Template.Metadata.Labels
+	for key, v := range pm.Spec.Selector.MatchLabels {
+		if tmpl[key] != v {
+			t.Errorf("%s: selector %s=%s selects no viaduct pod", file, key, v)
+		}
+	}
+	// The alert rules select job="viaduct".
+	if tmpl[pm.Spec.JobLabel] != "viaduct" {
+		t.Errorf("%s: jobLabel %q: the job would not be \"viaduct\"", file, pm.Spec.JobLabel)
+	}
+	_, admin := hostPort(t, "admin.listen", k.cfg.Admin.Listen)
+	if len(pm.Spec.Endpoints) != 1 {
+		t.Fatalf("%s: %d endpoints, want 1", file, len(pm.Spec.Endpoints))
+	}
+	ep := pm.Spec.Endpoints[0]
+	if k.port(t, ep.Port) != admin || ep.Path != "/metrics" {
+		t.Errorf("%s: scrapes %s%s; /metrics is on the admin listener, port %d", file, ep.Port, ep.Path, admin)
+	}
+	cred := ep.Authorization.Credentials
+	if _, ok := k.env(t)[cred.Key]; !ok || cred.Key != "VIADUCT_ADMIN_TOKEN" || cred.Name != k.secretName(t) {
+		t.Errorf("%s: token from Secret %s key %s; the pods' is Secret %s key VIADUCT_ADMIN_TOKEN", file, cred.Name, cred.Key, k.secretName(t))
+	}
+}
+
+// secretName is the Secret the container takes its environment from.
+func (k kubeSetup) secretName(t *testing.T) string {
+	t.Helper()
+	for _, e := range k.ctr.EnvFrom {
+		if e.SecretRef != nil {
+			return e.SecretRef.Name
+		}
+	}
+	t.Fatal("the container takes no Secret")
+	return ""
+}
+
+// TestKubernetesGracePeriod checks that a pod told to stop has the time
+// its configuration asks for: not ready for health.shutdown_grace, then
+// fetch.drain_timeout to drain, then the servers' own shutdown.
+func TestKubernetesGracePeriod(t *testing.T) {
+	k := loadKube(t)
+	need := k.cfg.Health.ShutdownGrace + k.cfg.Fetch.DrainTimeout + 10*time.Second
+	if got := time.Duration(k.pod.TerminationGracePeriodSeconds) * time.Second; got < need {
+		t.Errorf("terminationGracePeriodSeconds %v; %s needs %v to stop cleanly", got, k.cfg.file, need)
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -28,13 +30,29 @@ var (
 // label names seen on it.
 type exported map[string]map[string]bool
 
-// scrapeMetrics reads a Prometheus text exposition.
+// adminToken is the test node's admin token.
+const adminToken = "deploy-test-token"
+
+// adminDo makes a request of the admin listener with the token.
+func adminDo(t *testing.T, method, url string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(method, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+adminToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	return resp
+}
+
+// scrapeMetrics reads a Prometheus text exposition, as Prometheus does
+// with the admin token.
 func scrapeMetrics(t *testing.T, url string) exported {
 	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatalf("GET %s: %v", url, err)
-	}
+	resp := adminDo(t, "GET", url)
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil || resp.StatusCode != http.StatusOK {
@@ -129,7 +147,10 @@ func startNode(t *testing.T) *node.Node {
 	cfg.DataDir = t.TempDir()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.Admin.Listen = "127.0.0.1:0"
-	cfg.Admin.AllowNoTokenOnLoopback = true
+	cfg.Admin.TokenFile = filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(cfg.Admin.TokenFile, []byte(adminToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cfg.Sources = []harvester.SourceConfig{
 		{Name: "healthy", URL: src.URL, Schedule: "@every 1h", AllowLoopback: &yes},
 		// Port 1 on loopback: connections are refused at once.
@@ -157,11 +178,11 @@ func startNode(t *testing.T) *node.Node {
 	}
 	t.Cleanup(func() { n.Close() })
 	for _, s := range cfg.Sources {
-		resp, err := http.Post(n.AdminURL()+"/admin/sources/"+s.Name+"/sync", "text/plain", nil)
-		if err != nil {
-			t.Fatalf("sync %s: %v", s.Name, err)
-		}
+		resp := adminDo(t, "POST", n.AdminURL()+"/admin/sources/"+s.Name+"/sync")
 		resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			t.Fatalf("sync %s: %s", s.Name, resp.Status)
+		}
 	}
 	// A Destination's first request.
 	resp, err := http.Get(n.URL() + "/.well-known/resourcesync")
@@ -190,12 +211,32 @@ func TestMetricsExist(t *testing.T) {
 		return len(gaps) == 0
 	})
 
-	probes := loadKube(t).probes(t)
+	// Each probe asks the listener its port is in the deployment's
+	// configuration, without a token.
+	k := loadKube(t)
 	c := loadCompose(t)
-	_, port := hostPort(t, "listen", c.viaductConfig(t, c.viaducts[0]).Listen)
-	probes = append(probes, probe{"Caddyfile health_uri", port, readCaddyfile(t, c.boundFile(t, c.proxy, "/etc/caddy/Caddyfile")).healthURI})
+	cc := c.viaductConfig(t, c.viaducts[0])
+	site := readCaddyfile(t, c.boundFile(t, c.proxy, "/etc/caddy/Caddyfile"))
+	type asked struct {
+		probe
+		cfg node.Config
+	}
+	var probes []asked
+	for _, p := range k.probes(t) {
+		probes = append(probes, asked{p, k.cfg.Config})
+	}
+	_, port := hostPort(t, "listen", cc.Listen)
+	probes = append(probes, asked{probe{"Caddyfile health_uri", port, site.healthURI}, cc.Config})
 	for _, p := range probes {
-		resp, err := http.Get(n.URL() + p.path)
+		base := ""
+		if _, lp := hostPort(t, "listen", p.cfg.Listen); lp == p.port {
+			base = n.URL()
+		} else if _, ap := hostPort(t, "admin.listen", p.cfg.Admin.Listen); ap == p.port {
+			base = n.AdminURL()
+		} else {
+			t.Fatalf("%s: port %d is neither listener's", p.what, p.port)
+		}
+		resp, err := http.Get(base + p.path)
 		if err != nil {
 			t.Fatalf("%s: GET %s: %v", p.what, p.path, err)
 		}

@@ -4,6 +4,7 @@ import (
 	"path"
 	"strings"
 	"testing"
+	"time"
 )
 
 // unitFile is a systemd unit: its sections' keys, each with its values in
@@ -153,6 +154,10 @@ func TestSystemdUnitConfig(t *testing.T) {
 	}
 	if wd := u.get("Service", "WorkingDirectory"); wd != state {
 		t.Errorf("%s: WorkingDirectory %s, not the StateDirectory %s", unitPath, wd, state)
+	}
+	stop, err := time.ParseDuration(u.get("Service", "TimeoutStopSec"))
+	if need := cfg.Health.ShutdownGrace + cfg.Fetch.DrainTimeout + 10*time.Second; err != nil || stop < need {
+		t.Errorf("%s: TimeoutStopSec=%s; %s needs %v to stop cleanly (%v)", unitPath, u.get("Service", "TimeoutStopSec"), file, need, err)
 	}
 	if h, _ := hostPort(t, "listen", cfg.Listen); h != "127.0.0.1" && h != "::1" {
 		t.Errorf("%s: listens on %s; the single-node install sits behind a local proxy", file, cfg.Listen)
