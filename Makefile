@@ -6,16 +6,24 @@ export VIADUCT_MINIO ?= $(GOBIN)/minio
 
 .PHONY: build run test test-deps fuzz bench docker
 
+# VERSION is what `viaduct version` prints: git describe of the checkout.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X main.version=$(VERSION)
+
 build:
-	go build -o bin/viaduct ./cmd/viaduct
+	go build -ldflags '$(LDFLAGS)' -o bin/viaduct ./cmd/viaduct
 
 # run: viaduct's main job on embedded defaults against a simulated Source.
 run: build
 	./bin/viaduct demo
 
 # test-deps installs what the tests need that Go modules do not bring.
+# Chromium drives the status page's browser test (node/statuspage_test.go).
 test-deps:
 	@test -x "$(VIADUCT_MINIO)" || { echo "installing MinIO ($(MINIO_MODULE))"; go install $(MINIO_MODULE); }
+	@command -v chromium >/dev/null 2>&1 || { echo "installing chromium"; \
+		SUDO=$$(test "$$(id -u)" = 0 || echo sudo); \
+		$$SUDO apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
 # test: vet, every test, and short fuzz runs of the document reader.
 test: test-deps

@@ -86,10 +86,11 @@ func (s *Server) nodeStatus(w http.ResponseWriter, r *http.Request) {
 var statusHTML string
 
 var statusTmpl = template.Must(template.New("status").Funcs(template.FuncMap{
-	"ago":   ago,
-	"ts":    func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") },
-	"bytes": humanBytes,
-	"dur":   func(d time.Duration) string { return d.Round(time.Second).String() },
+	"ago":    ago,
+	"ts":     func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") },
+	"bytes":  humanBytes,
+	"ubytes": func(n uint64) string { return humanBytes(int64(min(n, 1<<62))) },
+	"dur":    func(d time.Duration) string { return d.Round(time.Second).String() },
 }).Parse(statusHTML))
 
 // deadKind is one row of the dead letters by reason.

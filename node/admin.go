@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -145,6 +147,9 @@ func (n *Node) info(ctx context.Context) admin.NodeInfo {
 		ni.NATS.Streams = append(ni.NATS.Streams, admin.StreamDepth{Name: name, Messages: st.Msgs, Bytes: st.Bytes})
 	}
 	ni.Blobs = admin.BlobsInfo{Kind: n.cfg.Blobs.Kind, Where: n.cfg.Blobs.Dir, Reachable: true}
+	if rel, err := filepath.Rel(n.cfg.DataDir, n.cfg.Blobs.Dir); err == nil && !strings.HasPrefix(rel, "..") {
+		ni.Blobs.Where = "<data_dir>/" + rel
+	}
 	if n.cfg.Blobs.Kind == "s3" {
 		ni.Blobs.Where = n.cfg.Blobs.S3.Endpoint + "/" + n.cfg.Blobs.S3.Bucket
 	}

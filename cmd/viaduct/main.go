@@ -28,6 +28,7 @@ var commands = map[string]command{
 	"sim":      {"serve a simulated ResourceSync Source on loopback", runSim},
 	"demo":     {"run viaduct on embedded defaults against a built-in simulated Source", runDemo},
 	"version":  {"print the version", runVersion},
+	"admin":    {"ask a running node: Sources, sync, re-baseline, dead letters, dumps, reload", runAdmin},
 }
 
 // version is set at build time with -ldflags "-X main.version=…".
