@@ -50,8 +50,7 @@ func (p *pass) queueChanges(ctx context.Context, d *document, what string, from 
 		}
 		if e.MD == nil || e.MD.Change == "" {
 			p.badEntries++
-			p.h.m.errors.WithLabelValues(p.src.Name, kindEntry).Inc()
-			p.log.Warn(what+" entry without a change, skipped", "uri", d.uri, "line", e.Line, "loc", e.Loc)
+			p.refuse(d.uri, kindEntry, "no change|"+e.Loc, func() string { return fmt.Sprintf("line %d: %s: %s entry without a change", e.Line, e.Loc, what) })
 			continue
 		}
 		t := e.ChangeTime()
