@@ -154,13 +154,14 @@ func (o *observer) requiredBytes(ctx context.Context, changes []sim.Change) (int
 type metrics struct {
 	Consistency float64 // mean of the samples, 0..1
 	Latency     time.Duration
+	Settled     int     // changes whose latency was measured
 	Unsynced    int     // changes still not in sync at the end
 	Efficiency  float64 // required bytes / bytes transferred
 	Transferred int64
 }
 
 func (o *observer) metrics(required, transferred int64) metrics {
-	m := metrics{Unsynced: len(o.pending), Transferred: transferred}
+	m := metrics{Unsynced: len(o.pending), Settled: len(o.latencies), Transferred: transferred}
 	for _, c := range o.consistencies {
 		m.Consistency += c
 	}

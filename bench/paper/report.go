@@ -32,8 +32,8 @@ func writeReport(dir string, m matrix, res []outcome) error {
 		if o.Mode == "push" {
 			sync = "push"
 		}
-		fmt.Fprintf(&b, "| %s | %d | %v | %s | %.3f | %v | %.3f | %.3f | %v | %.3f | %d/%d |\n", o.Mode, o.Size, o.ChangeInterval, sync,
-			o.A.Consistency, paperTime(o.A.Latency, m.Scale), o.A.Efficiency, o.B.Consistency, paperTime(o.B.Latency, m.Scale), o.B.Efficiency,
+		fmt.Fprintf(&b, "| %s | %d | %v | %s | %.3f | %s | %.3f | %.3f | %s | %.3f | %d/%d |\n", o.Mode, o.Size, o.ChangeInterval, sync,
+			o.A.Consistency, latency(o.A, m.Scale), o.A.Efficiency, o.B.Consistency, latency(o.B, m.Scale), o.B.Efficiency,
 			o.A.Unsynced, o.B.Unsynced)
 	}
 	b.WriteString("\nLatencies are given in the paper's time (measured time divided by the scale).\n")
@@ -56,6 +56,15 @@ func writeReport(dir string, m matrix, res []outcome) error {
 		}
 	}
 	return nil
+}
+
+// latency is the average latency in the paper's time, or a dash when no
+// change got in sync during the run.
+func latency(x metrics, scale float64) string {
+	if x.Settled == 0 {
+		return "–"
+	}
+	return paperTime(x.Latency, scale).String()
 }
 
 // paperTime turns a measured duration back into the paper's time.
