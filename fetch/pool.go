@@ -205,6 +205,10 @@ func (p *Pool) next(ctx context.Context) (*queue.ChangeMsg, error) {
 		return msg, nil
 	case ctx.Err() != nil, nctx.Err() != nil:
 		return nil, nil
+	case nctx != ctx && errors.Is(err, context.DeadlineExceeded):
+		// The lot's poll ran out: the queue can tell a passed deadline
+		// before the context's own timer has fired.
+		return nil, nil
 	case errors.Is(err, nats.ErrConnectionClosed):
 		return nil, fmt.Errorf("fetch: read changes: %w", err)
 	}

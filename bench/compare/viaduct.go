@@ -87,6 +87,7 @@ func runViaduct(ctx context.Context, o options, dir string, r *result) error {
 func viaductConfig(o options, dir, pub, admin string, round int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "data_dir: %s\nlisten: %s\n", filepath.Join(dir, "data"), pub)
+	fmt.Fprintf(&b, "admin:\n  listen: %s\n  allow_no_token_on_loopback: true\n", admin)
 	b.WriteString("log:\n  level: warn\n")
 	b.WriteString("upstream:\n  allow_loopback: true\n  per_host_rate: 1000000\n  per_host_concurrency: 64\n")
 	if o.Workers > 0 {
@@ -96,7 +97,9 @@ func viaductConfig(o options, dir, pub, admin string, round int) string {
 		fmt.Fprintf(&b, "blobs:\n  kind: s3\n  s3:\n    endpoint: %s\n    bucket: bench-%d-%d\n    access_key: %s\n    secret_key: %s\n    tls: false\n    create_bucket: true\n",
 			o.S3Endpoint, round, time.Now().Unix(), o.S3Key, o.S3Secret)
 	}
-	fmt.Fprintf(&b, "sources:\n  - name: bench\n    url: %s\n    schedule: \"@every 1s\"\n    allow_loopback: true\n", o.SourceURL)
+	// The default schedule: a Source never harvested gets its first pass
+	// at start-up.
+	fmt.Fprintf(&b, "sources:\n  - name: bench\n    url: %s\n    allow_loopback: true\n", o.SourceURL)
 	return b.String()
 }
 
