@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -44,6 +45,7 @@ func startNotify(ctx context.Context, n *Node, repub *republish.Server) (*notify
 		return nil, fmt.Errorf("registering notification metrics: %w", err)
 	}
 	var pub websub.Publisher
+	leading := new(atomic.Bool)
 	if cfg.ExternalHub != "" {
 		pub = &websub.ExternalHub{URL: cfg.ExternalHub, Client: nm.Client(hubClient(cfg.AllowLoopbackCallbacks))}
 	} else {
@@ -58,9 +60,13 @@ func startNotify(ctx context.Context, n *Node, repub *republish.Server) (*notify
 		}
 		hcfg := cfg.Hub
 		hcfg.URL = repub.HubURL()
+		store, err := sharedHubStore(ctx, n, log)
+		if err != nil {
+			return nil, err
+		}
 		r.hub, err = websub.NewHub(ctx, hcfg, websub.HubOptions{
-			Store:  republish.NewSubscriptionStore(n.cat),
-			Outbox: outbox,
+			Store:  store,
+			Outbox: gatedOutbox{Outbox: outbox, leading: leading},
 			Client: nm.Client(hubClient(cfg.AllowLoopbackCallbacks)),
 			Policy: policy,
 			Logger: log,
@@ -73,15 +79,30 @@ func startNotify(ctx context.Context, n *Node, repub *republish.Server) (*notify
 		for _, topic := range repub.Topics() {
 			r.hub.AddTopic(topic)
 		}
+		hub := r.hub
+		if err := store.Watch(ctx, func() {
+			if err := hub.Sync(ctx); err != nil && ctx.Err() == nil {
+				log.Warn("reading the hub's subscriptions", "err", err)
+			}
+		}); err != nil {
+			r.close()
+			return nil, err
+		}
 		pub = r.hub
 	}
 	pub = newLinkingPublisher(pub, n.links, repub.Topics())
-	nf, err := republish.NewNotifier(repub, n.cat, nm.Publisher(repub, pub), log)
+	kv, err := n.q.Bucket(ctx, queue.BucketHub)
 	if err != nil {
 		r.close()
 		return nil, err
 	}
-	n.spawn("notifier", func() error { return nf.RunWoken(ctx, n.applied) })
+	nf, err := republish.NewNotifier(repub, &sharedState{kv: kv, cat: n.cat}, nm.Publisher(repub, pub), log)
+	if err != nil {
+		r.close()
+		return nil, err
+	}
+	run := func(ctx context.Context) error { return nf.RunWoken(ctx, n.applied) }
+	n.spawn("notifier", func() error { return leadNotify(ctx, n, r.hub, leading, run, log) })
 	return r, nil
 }
 

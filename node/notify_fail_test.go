@@ -70,7 +70,7 @@ func TestNotificationsFailingSubscriber(t *testing.T) {
 	waitSettled(t, n, 30*time.Second)
 	waitFor(t, 10*time.Second, "the notifier to publish the updates", func() bool {
 		st, err := n.Catalog().CollectionStats(context.Background(), "s")
-		b, err2 := n.Catalog().Value(context.Background(), "republish/notify/s")
+		b, err2 := notifierState(t, n, "republish/notify/s")
 		var cur struct{ Until time.Time }
 		return err == nil && err2 == nil && json.Unmarshal(b, &cur) == nil && cur.Until.Equal(st.Last)
 	})

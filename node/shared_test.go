@@ -112,3 +112,14 @@ func resourceListReads(src *sim.Server) int {
 	}
 	return n
 }
+
+// notifierState reads a value of the notifier's shared state, as the node
+// that publishes notifications keeps it.
+func notifierState(t testing.TB, n *Node, key string) ([]byte, error) {
+	t.Helper()
+	kv, err := n.Queue().Bucket(context.Background(), queue.BucketHub)
+	if err != nil {
+		return nil, err
+	}
+	return (&sharedState{kv: kv, cat: n.Catalog()}).Value(context.Background(), key)
+}

@@ -1,0 +1,147 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/viaduct-mirror/viaduct/queue"
+	"github.com/viaduct-mirror/viaduct/republish"
+	"github.com/viaduct-mirror/viaduct/storage/sqlite"
+	"github.com/viaduct-mirror/viaduct/websub"
+)
+
+// leaseNotify is the lease of the node that publishes change
+// notifications and delivers the hub's queues. Every node takes
+// subscriptions (they are shared in queue.BucketHub); one node at a time
+// turns the change log into notifications, from a cursor every node can
+// resume, and delivers them, so that a subscriber gets each once whichever
+// node it subscribed at.
+const leaseNotify = "notify"
+
+// gatedOutbox hands out deliveries only while this node delivers:
+// elsewhere the hub's loops find their queues empty.
+type gatedOutbox struct {
+	websub.Outbox
+	leading *atomic.Bool
+}
+
+func (g gatedOutbox) Head(ctx context.Context, sub string) (websub.Delivery, bool, error) {
+	if !g.leading.Load() {
+		return websub.Delivery{}, false, nil
+	}
+	return g.Outbox.Head(ctx, sub)
+}
+
+// sharedState is the notifier's state (its cursor per collection) in
+// queue.BucketHub, so that the node that takes over publishing resumes
+// where the last one stopped; a value not there yet is read from the
+// catalog, where versions before kept it.
+type sharedState struct {
+	kv  jetstream.KeyValue
+	cat *sqlite.Catalog
+}
+
+var _ republish.KV = (*sharedState)(nil)
+
+func stateKey(key string) string { return "state." + queue.KVKey(key) }
+
+func (s *sharedState) Value(ctx context.Context, key string) ([]byte, error) {
+	e, err := s.kv.Get(ctx, stateKey(key))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return s.cat.Value(ctx, key)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", key, err)
+	}
+	return e.Value(), nil
+}
+
+func (s *sharedState) SetValue(ctx context.Context, key string, value []byte) error {
+	if _, err := s.kv.Put(ctx, stateKey(key), value); err != nil {
+		return fmt.Errorf("storing %s: %w", key, err)
+	}
+	return nil
+}
+
+// sharedHubStore opens the shared subscription store, carrying over the
+// subscriptions an earlier version kept in the catalog when the shared
+// store holds none yet.
+func sharedHubStore(ctx context.Context, n *Node, log *slog.Logger) (*queue.HubSubscriptions, error) {
+	subs, err := n.q.HubSubscriptions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	have, err := subs.List(ctx)
+	if err != nil || len(have) > 0 {
+		return subs, err
+	}
+	old, err := republish.NewSubscriptionStore(n.cat).List(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the hub subscriptions kept in the catalog: %w", err)
+	}
+	for _, s := range old {
+		if err := subs.Put(ctx, s); err != nil {
+			return nil, err
+		}
+	}
+	if len(old) > 0 {
+		log.Info("hub subscriptions carried over from the catalog to the shared store", "subscriptions", len(old))
+	}
+	return subs, nil
+}
+
+// leadNotify runs the notifier (and lets the hub deliver) whenever this
+// node holds the notify lease, until ctx ends. A node takes the lease only
+// once its catalog has caught up with EVENTS, so that the notifications it
+// builds are those the last holder would have built.
+func leadNotify(ctx context.Context, n *Node, hub *websub.Hub, leading *atomic.Bool, run func(context.Context) error, log *slog.Logger) error {
+	every := n.q.LeaseTTL() / 3
+	for ctx.Err() == nil {
+		if ok, err := n.CaughtUp(ctx); err != nil || !ok {
+			pause(ctx, 100*time.Millisecond)
+			continue
+		}
+		lease, err := n.q.Lease(ctx, leaseNotify)
+		if err != nil {
+			if !errors.Is(err, queue.ErrLeaseHeld) && ctx.Err() == nil {
+				log.Warn("taking the notify lease", "err", err)
+			}
+			pause(ctx, every)
+			continue
+		}
+		log.Info("publishing change notifications from this node", "node", n.q.NodeName())
+		lctx, cancel := lease.Context(ctx)
+		leading.Store(true)
+		if hub != nil {
+			if err := hub.Sync(lctx); err != nil {
+				log.Warn("reading the hub's subscriptions", "err", err)
+			}
+		}
+		err = run(lctx)
+		leading.Store(false)
+		cancel()
+		if rerr := lease.Release(context.WithoutCancel(ctx)); rerr != nil {
+			log.Warn("releasing the notify lease", "err", rerr)
+		}
+		if err != nil && ctx.Err() == nil {
+			log.Warn("notifier stopped", "err", err)
+		}
+	}
+	return nil
+}
+
+// pause waits d or until ctx ends.
+func pause(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
