@@ -52,11 +52,19 @@ var (
 )
 
 func startLeases(ctx context.Context, q *queue.Queue, cat *sqlite.Catalog, sources int, log *slog.Logger) (*sourceLeases, error) {
+	l := &sourceLeases{q: q, cat: cat, sources: sources, log: log, held: map[string]*heldSource{}}
 	self, err := q.Lease(ctx, leaseNode+q.NodeName())
-	if err != nil {
+	switch {
+	case err == nil:
+		l.self = self
+	case errors.Is(err, queue.ErrLeaseHeld):
+		// The same node_name restarted within the TTL: its earlier life's
+		// lease runs out by itself; until then this node is counted once.
+		log.Warn("this node's name is still held by its previous run; the lease bucket shows it again once that lease expires", "node", q.NodeName())
+	default:
 		return nil, fmt.Errorf("announcing node %s: %w", q.NodeName(), err)
 	}
-	return &sourceLeases{q: q, cat: cat, sources: sources, log: log, self: self, held: map[string]*heldSource{}}, nil
+	return l, nil
 }
 
 // Hold implements harvester.Leases.
@@ -179,6 +187,8 @@ func (l *sourceLeases) close() error {
 	for _, hs := range held {
 		errs = append(errs, hs.lease.Release(ctx))
 	}
-	errs = append(errs, l.self.Release(ctx))
+	if l.self != nil {
+		errs = append(errs, l.self.Release(ctx))
+	}
 	return errors.Join(errs...)
 }

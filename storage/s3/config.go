@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 
 	"github.com/minio/minio-go/v7/pkg/s3utils"
@@ -19,13 +18,20 @@ type Config struct {
 	Bucket string `yaml:"bucket"`
 	// Region of the bucket. Empty lets the client ask the server.
 	Region string `yaml:"region"`
-	// AccessKey and SecretKey sign every request. When empty they are read
-	// from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, which keeps secrets
+	// AccessKey and SecretKey sign every request. When both are empty the
+	// keys come from minio-go's credential chain (see credentials): the
+	// environment, the AWS shared credentials file, then IAM (IRSA web
+	// identity, ECS task role, EC2 instance profile), which keeps secrets
 	// out of configuration files.
 	AccessKey string `yaml:"access_key"`
 	SecretKey string `yaml:"secret_key"`
+	// SessionToken goes with temporary AccessKey and SecretKey (AWS STS).
+	SessionToken string `yaml:"session_token"`
 	// TLS selects https. Turn it off only for a server on a trusted network.
 	TLS bool `yaml:"tls"`
+	// CAFile is a PEM file of certificate authorities trusted besides the
+	// system's, for a service whose certificate a private CA signed.
+	CAFile string `yaml:"ca_file"`
 	// Prefix is put before every object name, so several stores can share a
 	// bucket. A "/" is added when it does not end with one.
 	Prefix string `yaml:"prefix"`
@@ -63,14 +69,8 @@ func (c Config) withDefaults() (Config, error) {
 	if err := s3utils.CheckValidBucketNameStrict(c.Bucket); err != nil {
 		return c, fmt.Errorf("s3 bucket %q: %w", c.Bucket, err)
 	}
-	if c.AccessKey == "" {
-		c.AccessKey = os.Getenv("AWS_ACCESS_KEY_ID")
-	}
-	if c.SecretKey == "" {
-		c.SecretKey = os.Getenv("AWS_SECRET_ACCESS_KEY")
-	}
-	if c.AccessKey == "" || c.SecretKey == "" {
-		return c, errors.New("s3 access_key and secret_key: not set, and AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY are empty")
+	if err := c.checkKeys(); err != nil {
+		return c, err
 	}
 	if c.Prefix != "" && !strings.HasSuffix(c.Prefix, "/") {
 		c.Prefix += "/"

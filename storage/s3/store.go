@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/minio/minio-go/v7"
-	"github.com/minio/minio-go/v7/pkg/credentials"
 
 	"github.com/viaduct-mirror/viaduct/storage"
 )
@@ -38,10 +37,15 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	tr, err := cfg.transport()
+	if err != nil {
+		return nil, err
+	}
 	client, err := minio.New(cfg.Endpoint, &minio.Options{
-		Creds:  credentials.NewStaticV4(cfg.AccessKey, cfg.SecretKey, ""),
-		Secure: cfg.TLS,
-		Region: cfg.Region,
+		Creds:     cfg.credentials(),
+		Secure:    cfg.TLS,
+		Region:    cfg.Region,
+		Transport: tr,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("s3 endpoint %s: %w", cfg.Endpoint, err)

@@ -11,6 +11,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -288,5 +289,36 @@ func TestSmallBlobOneRequest(t *testing.T) {
 	}
 	if second.ModTime.Before(first.ModTime) || second.Size != first.Size {
 		t.Fatalf("committing the blob again: %+v, then %+v; want the same bytes, touched", first, second)
+	}
+}
+
+// With no keys in the configuration nor the environment, the AWS shared
+// credentials file of the chain signs the requests.
+func TestCredentialsFromSharedFile(t *testing.T) {
+	srv := startServer(t)
+	for _, v := range []string{"AWS_ACCESS_KEY_ID", "AWS_ACCESS_KEY", "AWS_SECRET_ACCESS_KEY", "AWS_SECRET_KEY", "AWS_SESSION_TOKEN", "MINIO_ROOT_USER", "MINIO_ROOT_PASSWORD", "MINIO_ACCESS_KEY", "MINIO_SECRET_KEY", "AWS_PROFILE"} {
+		t.Setenv(v, "")
+	}
+	file := filepath.Join(t.TempDir(), "credentials")
+	body := "[default]\naws_access_key_id = " + srv.accessKey + "\naws_secret_access_key = " + srv.secretKey + "\n"
+	if err := os.WriteFile(file, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", file)
+	cfg := srv.config()
+	cfg.AccessKey, cfg.SecretKey = "", ""
+	if _, err := New(context.Background(), cfg); err != nil {
+		t.Fatalf("New with credentials from the shared file: %v", err)
+	}
+}
+
+func TestCAFileMustHoldACertificate(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(file, []byte("not a certificate"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := New(context.Background(), Config{Endpoint: "127.0.0.1:1", Bucket: "viaduct", AccessKey: "a", SecretKey: "b", TLS: true, CAFile: file})
+	if err == nil || !strings.Contains(err.Error(), "ca_file") {
+		t.Fatalf("a CA file without a certificate: %v; want an error naming ca_file", err)
 	}
 }

@@ -1,0 +1,246 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/queue/queuetest"
+	"github.com/viaduct-mirror/viaduct/sim"
+)
+
+// balancer fronts the live nodes at one address, round robin, as a load
+// balancer before a cluster would: it is every node's public_url.
+type balancer struct {
+	srv *httptest.Server
+	mu  sync.Mutex
+	up  map[int]*url.URL
+	n   int
+}
+
+func startBalancer(t testing.TB) *balancer {
+	b := &balancer{up: map[int]*url.URL{}}
+	b.srv = httptest.NewServer(b)
+	t.Cleanup(b.srv.Close)
+	return b
+}
+
+func (b *balancer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b.mu.Lock()
+	var pick *url.URL
+	for i := 0; i < 16 && pick == nil; i++ {
+		b.n++
+		pick = b.up[b.n%16]
+	}
+	b.mu.Unlock()
+	if pick == nil {
+		http.Error(w, "no node up", http.StatusBadGateway)
+		return
+	}
+	rp := &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) {
+		pr.SetURL(pick)
+		pr.Out.Host = pr.In.Host
+	}}
+	rp.ServeHTTP(w, r)
+}
+
+func (b *balancer) set(i int, n *Node) {
+	u, _ := url.Parse("http://" + n.ln.Addr().String())
+	b.mu.Lock()
+	b.up[i] = u
+	b.mu.Unlock()
+}
+
+func (b *balancer) drop(i int) {
+	b.mu.Lock()
+	delete(b.up, i)
+	b.mu.Unlock()
+}
+
+// testCluster is three viaduct nodes on a three-server NATS cluster and
+// one MinIO bucket, behind a balancer.
+type testCluster struct {
+	nats  *queuetest.Cluster
+	lb    *balancer
+	cfgs  []Config
+	nodes []*Node
+}
+
+// startCluster starts the cluster harvesting src as Source "s".
+func startCluster(t *testing.T, src *sim.Server, bucket string) *testCluster {
+	t.Helper()
+	c := &testCluster{nats: queuetest.StartCluster(t, 3), lb: startBalancer(t)}
+	for i := range 3 {
+		cfg := notifyConfig(t.TempDir(), src)
+		cfg.PublicURL = c.lb.srv.URL
+		cfg.Queue.URL, cfg.Queue.Dir, cfg.Queue.Replicas = c.nats.URL(), "", 3
+		cfg.Queue.NodeName = fmt.Sprintf("viaduct-%d", i+1)
+		cfg.Queue.LeaseTTL = 2 * time.Second
+		useMinIO(t, &cfg, bucket)
+		c.cfgs = append(c.cfgs, cfg)
+		c.nodes = append(c.nodes, nil)
+		c.start(t, i)
+	}
+	return c
+}
+
+// start starts node i on its data directory, old or new.
+func (c *testCluster) start(t *testing.T, i int) {
+	t.Helper()
+	c.nodes[i] = startNode(t, c.cfgs[i], nil)
+	c.lb.set(i, c.nodes[i])
+}
+
+// live are the nodes running.
+func (c *testCluster) live() []*Node {
+	var out []*Node
+	for _, n := range c.nodes {
+		if n != nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// kill stops node i the way a crash does: its NATS connection drops
+// without draining (nothing acked, no lease released or renewed), then
+// its goroutines are stopped and its catalog closed, so that a later
+// start can open it again.
+func (c *testCluster) kill(t *testing.T, i int) {
+	t.Helper()
+	n := c.nodes[i]
+	c.lb.drop(i)
+	c.nodes[i] = nil
+	n.q.Conn().Close()
+	n.cancel()
+	n.http.Close()
+	done := make(chan struct{})
+	go func() { n.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("a killed node's goroutines did not stop")
+	}
+	if err := n.cat.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// syncAll asks every live node for a pass over "s" at the same moment, as
+// their schedules would.
+func (c *testCluster) syncAll(t *testing.T) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for _, n := range c.live() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			syncSource(t, n, "s")
+		}()
+	}
+	wg.Wait()
+}
+
+// settled: CHANGES is empty and every live node's catalog has caught up.
+func (c *testCluster) settled(t *testing.T) bool {
+	for _, n := range c.live() {
+		if !settled(t, n) {
+			return false
+		}
+	}
+	return true
+}
+
+// holder is the index of the node holding lease name, -1 for none.
+func (c *testCluster) holder(t *testing.T, name string) int {
+	t.Helper()
+	h, err := c.live()[0].Queue().Holders(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, cfg := range c.cfgs {
+		if h[name] == cfg.Queue.NodeName {
+			return i
+		}
+	}
+	return -1
+}
+
+// baselineDone reports whether the shared position records a completed
+// baseline of "s".
+func (c *testCluster) baselineDone(t *testing.T) bool {
+	pos, err := c.live()[0].Queue().ReadPosition(context.Background(), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pos["baseline.completed"] != ""
+}
+
+// capabilityReads counts the Source's Capability List requests: one per
+// pass, whichever node runs it.
+func capabilityReads(src *sim.Server) int { return src.Requests()[sim.PathCapabilities] }
+
+// checkCluster checks every live node against the Source and the
+// subscriber: each catalog equals the Source, every blob verifies, the
+// Change Lists list each change once and the same on every node, and the
+// subscriber was told of each exactly once.
+func (c *testCluster) checkCluster(t *testing.T, src *sim.Server, d *downstream) {
+	t.Helper()
+	live := c.live()
+	for _, n := range live {
+		checkMirror(t, n, "s", src)
+		checkChangeLog(t, n, "s")
+	}
+	checkBlobs(t, live[0])
+	var listed []string
+	for i, n := range live {
+		keys := changeListKeys(t, "http://"+n.ln.Addr().String(), "s")
+		if i == 0 {
+			listed = keys
+			continue
+		}
+		if fmt.Sprint(keys) != fmt.Sprint(listed) {
+			t.Fatalf("node %s lists %d changes, node %s %d, or in another order", n.cfg.Queue.NodeName, len(keys), live[0].cfg.Queue.NodeName, len(listed))
+		}
+	}
+	waitFor(t, time.Minute, "the subscriber to be told of every change", func() bool { return countEntries(d.notifications()) >= len(listed) })
+	checkNotifications(t, d.notifications(), listed, src.URL)
+}
+
+// sourceLeaseName is the lease of Source "s".
+const sourceLeaseName = leaseSource + "s"
+
+
+// explainDiff logs, for the first resource whose row differs between two
+// nodes' catalogs, every event of it in EVENTS.
+func explainDiff(t *testing.T, a, b *Node, src *sim.Server) {
+	t.Helper()
+	ctx := context.Background()
+	for uri := range src.Snapshot() {
+		ra, erra := a.Catalog().Resource(ctx, "s", uri)
+		rb, errb := b.Catalog().Resource(ctx, "s", uri)
+		if (erra == nil) == (errb == nil) && (erra != nil || (ra.MD5 == rb.MD5 && ra.SHA256 == rb.SHA256 && ra.Deleted == rb.Deleted)) {
+			continue
+		}
+		t.Logf("%s: %s has %+v (%v), %s has %+v (%v)", uri, a.cfg.Queue.NodeName, ra, erra, b.cfg.Queue.NodeName, rb, errb)
+		last, _ := a.Queue().LastEventSeq(ctx)
+		cctx, cancel := context.WithCancel(ctx)
+		a.Queue().Events(cctx, 1, func(_ context.Context, seq uint64, _ time.Time, e *viaduct.Event) error {
+			if e.URI == uri {
+				t.Logf("event %d: %s sha256 %s md5 %q length %d", seq, e.Op, e.SHA256, e.MD5, e.Length)
+			}
+			if seq >= last {
+				cancel()
+			}
+			return nil
+		})
+		return
+	}
+}
