@@ -217,7 +217,6 @@ func (c *testCluster) checkCluster(t *testing.T, src *sim.Server, d *downstream)
 // sourceLeaseName is the lease of Source "s".
 const sourceLeaseName = leaseSource + "s"
 
-
 // explainDiff logs, for the first resource whose row differs between two
 // nodes' catalogs, every event of it in EVENTS.
 func explainDiff(t *testing.T, a, b *Node, src *sim.Server) {
