@@ -19,6 +19,8 @@ type Config struct {
 	// URL is an external NATS server or cluster (nats://a:4222,nats://b:4222).
 	// Empty runs an embedded nats-server inside the process.
 	URL string `yaml:"url"`
+	// Auth holds the credentials and TLS files for an external cluster.
+	Auth AuthConfig `yaml:"auth"`
 	// Listen is the embedded server's client address. Port -1 picks a free
 	// port. It stays on loopback unless other nodes must reach this one.
 	Listen string `yaml:"listen"`
@@ -148,6 +150,9 @@ func (c *Config) Validate() error {
 		if c.Replicas < 1 || c.Replicas > 5 {
 			bad("replicas", "must be between 1 and 5, got %d", c.Replicas)
 		}
+	}
+	if err := c.Auth.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.DuplicateWindow <= 0 {
 		bad("duplicate_window", "must be positive, got %s", c.DuplicateWindow)

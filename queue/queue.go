@@ -79,7 +79,12 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*Queue, error) 
 		url = q.srv.ClientURL()
 		opts = append(opts, nats.InProcessServer(q.srv))
 	} else {
+		auth, err := cfg.Auth.options()
+		if err != nil {
+			return nil, err
+		}
 		opts = append(opts, nats.MaxReconnects(-1), nats.ReconnectWait(time.Second))
+		opts = append(opts, auth...)
 	}
 	if q.nc, err = nats.Connect(url, opts...); err != nil {
 		q.stopServer()
