@@ -60,7 +60,7 @@ func (q *Queue) HubOutbox(ctx context.Context, cfg HubOutboxConfig) (*HubOutbox,
 	if cfg.MaxBytes <= 0 {
 		cfg.MaxBytes = 1 << 30
 	}
-	s, err := q.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	s, err := q.ensureStream(ctx, jetstream.StreamConfig{
 		Name:        StreamHubOut,
 		Description: "viaduct: change notifications queued for each downstream subscriber",
 		Subjects:    []string{hubOutPrefix + "*"},
@@ -75,10 +75,13 @@ func (q *Queue) HubOutbox(ctx context.Context, cfg HubOutboxConfig) (*HubOutbox,
 		Storage:              jetstream.FileStorage,
 		Replicas:             q.cfg.Replicas,
 		Duplicates:           q.cfg.DuplicateWindow,
-		AllowDirect:          true,
+		// No direct gets: a replica that has not yet applied an ack's
+		// delete would hand the delivered head out again. Reads go to
+		// the stream's leader.
+		AllowDirect: false,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("queue: create or update stream %s: %w", StreamHubOut, err)
+		return nil, err
 	}
 	return &HubOutbox{stream: s, js: q.js, log: q.log}, nil
 }
