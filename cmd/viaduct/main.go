@@ -27,6 +27,7 @@ var commands = map[string]command{
 	"serve":    {"run the aggregator: harvest, store, republish", runServe},
 	"sim":      {"serve a simulated ResourceSync Source on loopback", runSim},
 	"demo":     {"run viaduct on embedded defaults against a built-in simulated Source", runDemo},
+	"migrate":  {"apply this configuration's queue settings over those a cluster has", runMigrate},
 	"version":  {"print the version", runVersion},
 	"admin":    {"ask a running node: Sources, sync, re-baseline, dead letters, dumps, reload", runAdmin},
 }
