@@ -210,8 +210,15 @@ func (c *testCluster) checkCluster(t *testing.T, src *sim.Server, d *downstream)
 			t.Fatalf("node %s lists %d changes, node %s %d, or in another order", n.cfg.Queue.NodeName, len(keys), live[0].cfg.Queue.NodeName, len(listed))
 		}
 	}
-	waitFor(t, time.Minute, "the subscriber to be told of every change", func() bool { return countEntries(d.notifications()) >= len(listed) })
-	checkNotifications(t, d.notifications(), listed, src.URL)
+	waitFor(t, time.Minute, "the subscriber to be told of every change", func() bool { return countEntries(distinct(d.notifications())) >= len(listed) })
+	got := d.notifications()
+	once := distinct(got)
+	if repeats := len(got) - len(once); repeats > 1 {
+		t.Errorf("%d notifications delivered again; only one, cut by a node's death, may be", repeats)
+	} else if repeats == 1 {
+		t.Logf("one notification delivered twice, identically: its delivery was cut by the delivering node's death before it was acknowledged")
+	}
+	checkNotifications(t, once, listed, src.URL)
 }
 
 // sourceLeaseName is the lease of Source "s".
@@ -242,4 +249,19 @@ func explainDiff(t *testing.T, a, b *Node, src *sim.Server) {
 		})
 		return
 	}
+}
+
+// distinct drops a notification that repeats the one before it exactly
+// (same interval): what a subscriber sees when the node delivering it died
+// between the subscriber's answer and the acknowledgement, and discards by
+// its from and until.
+func distinct(got []received) []received {
+	var out []received
+	for _, r := range got {
+		if n := len(out); n > 0 && out[n-1].from.Equal(r.from) && out[n-1].until.Equal(r.until) && len(out[n-1].entries) == len(r.entries) {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
 }

@@ -28,7 +28,7 @@ func peer(t *testing.T, q *queue.Queue, name string, opts ...func(*queue.Config)
 	return p
 }
 
-func shortLease(c *queue.Config) { c.LeaseTTL = 600 * time.Millisecond }
+func shortLease(c *queue.Config) { c.LeaseTTL = 2 * time.Second }
 
 // A lease is one node's at a time; released, the next node takes it at
 // once.
@@ -47,7 +47,7 @@ func TestLeaseOneHolderAtATime(t *testing.T) {
 	// Renewals keep it a's well past the TTL.
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
-	for deadline := time.Now().Add(3 * srv.LeaseTTL()); time.Now().Before(deadline); <-tick.C {
+	for deadline := time.Now().Add(2 * srv.LeaseTTL()); time.Now().Before(deadline); <-tick.C {
 		if _, err := b.Lease(ctx, "example.org repo"); !errors.Is(err, queue.ErrLeaseHeld) {
 			t.Fatalf("b took a renewed lease: %v", err)
 		}
