@@ -74,16 +74,23 @@ type testCluster struct {
 }
 
 // startCluster starts the cluster harvesting src as Source "s".
-func startCluster(t *testing.T, src *sim.Server, bucket string) *testCluster {
+func startCluster(t testing.TB, src *sim.Server, bucket string) *testCluster {
+	t.Helper()
+	return startClusterOf(t, src, 3, func(cfg *Config) { useMinIO(t, cfg, bucket) })
+}
+
+// startClusterOf starts nodes nodes on a three-server NATS cluster, with
+// blobs set by blobs.
+func startClusterOf(t testing.TB, src *sim.Server, nodes int, blobs func(*Config)) *testCluster {
 	t.Helper()
 	c := &testCluster{nats: queuetest.StartCluster(t, 3), lb: startBalancer(t)}
-	for i := range 3 {
+	for i := range nodes {
 		cfg := notifyConfig(t.TempDir(), src)
 		cfg.PublicURL = c.lb.srv.URL
 		cfg.Queue.URL, cfg.Queue.Dir, cfg.Queue.Replicas = c.nats.URL(), "", 3
 		cfg.Queue.NodeName = fmt.Sprintf("viaduct-%d", i+1)
 		cfg.Queue.LeaseTTL = 2 * time.Second
-		useMinIO(t, &cfg, bucket)
+		blobs(&cfg)
 		c.cfgs = append(c.cfgs, cfg)
 		c.nodes = append(c.nodes, nil)
 		c.start(t, i)
@@ -92,7 +99,7 @@ func startCluster(t *testing.T, src *sim.Server, bucket string) *testCluster {
 }
 
 // start starts node i on its data directory, old or new.
-func (c *testCluster) start(t *testing.T, i int) {
+func (c *testCluster) start(t testing.TB, i int) {
 	t.Helper()
 	c.nodes[i] = startNode(t, c.cfgs[i], nil)
 	c.lb.set(i, c.nodes[i])
@@ -113,7 +120,7 @@ func (c *testCluster) live() []*Node {
 // without draining (nothing acked, no lease released or renewed), then
 // its goroutines are stopped and its catalog closed, so that a later
 // start can open it again.
-func (c *testCluster) kill(t *testing.T, i int) {
+func (c *testCluster) kill(t testing.TB, i int) {
 	t.Helper()
 	n := c.nodes[i]
 	c.lb.drop(i)
@@ -135,7 +142,7 @@ func (c *testCluster) kill(t *testing.T, i int) {
 
 // syncAll asks every live node for a pass over "s" at the same moment, as
 // their schedules would.
-func (c *testCluster) syncAll(t *testing.T) {
+func (c *testCluster) syncAll(t testing.TB) {
 	t.Helper()
 	var wg sync.WaitGroup
 	for _, n := range c.live() {
@@ -149,7 +156,7 @@ func (c *testCluster) syncAll(t *testing.T) {
 }
 
 // settled: CHANGES is empty and every live node's catalog has caught up.
-func (c *testCluster) settled(t *testing.T) bool {
+func (c *testCluster) settled(t testing.TB) bool {
 	for _, n := range c.live() {
 		if !settled(t, n) {
 			return false
@@ -159,7 +166,7 @@ func (c *testCluster) settled(t *testing.T) bool {
 }
 
 // holder is the index of the node holding lease name, -1 for none.
-func (c *testCluster) holder(t *testing.T, name string) int {
+func (c *testCluster) holder(t testing.TB, name string) int {
 	t.Helper()
 	h, err := c.live()[0].Queue().Holders(context.Background(), name)
 	if err != nil {
@@ -175,7 +182,7 @@ func (c *testCluster) holder(t *testing.T, name string) int {
 
 // baselineDone reports whether the shared position records a completed
 // baseline of "s".
-func (c *testCluster) baselineDone(t *testing.T) bool {
+func (c *testCluster) baselineDone(t testing.TB) bool {
 	pos, err := c.live()[0].Queue().ReadPosition(context.Background(), "s")
 	if err != nil {
 		t.Fatal(err)
@@ -191,7 +198,7 @@ func capabilityReads(src *sim.Server) int { return src.Requests()[sim.PathCapabi
 // subscriber: each catalog equals the Source, every blob verifies, the
 // Change Lists list each change once and the same on every node, and the
 // subscriber was told of each exactly once.
-func (c *testCluster) checkCluster(t *testing.T, src *sim.Server, d *downstream) {
+func (c *testCluster) checkCluster(t testing.TB, src *sim.Server, d *downstream) {
 	t.Helper()
 	live := c.live()
 	for _, n := range live {
@@ -226,7 +233,7 @@ const sourceLeaseName = leaseSource + "s"
 
 // explainDiff logs, for the first resource whose row differs between two
 // nodes' catalogs, every event of it in EVENTS.
-func explainDiff(t *testing.T, a, b *Node, src *sim.Server) {
+func explainDiff(t testing.TB, a, b *Node, src *sim.Server) {
 	t.Helper()
 	ctx := context.Background()
 	for uri := range src.Snapshot() {
