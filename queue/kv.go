@@ -58,13 +58,19 @@ func (q *Queue) Bucket(ctx context.Context, name string) (jetstream.KeyValue, er
 	kv, err := q.js.KeyValue(ctx, name)
 	switch {
 	case errors.Is(err, jetstream.ErrBucketNotFound):
-		if kv, err = q.js.CreateKeyValue(ctx, want); err != nil {
+		if _, err = q.js.CreateKeyValue(ctx, want); err != nil {
 			return nil, fmt.Errorf("queue: create bucket %s: %w", name, err)
+		}
+		if kv, err = q.leaderReads(ctx, name); err != nil {
+			return nil, err
 		}
 	case err != nil:
 		return nil, fmt.Errorf("queue: open bucket %s: %w", name, err)
 	default:
-		if kv, err = q.checkBucket(ctx, kv, want); err != nil {
+		if _, err = q.checkBucket(ctx, kv, want); err != nil {
+			return nil, err
+		}
+		if kv, err = q.leaderReads(ctx, name); err != nil {
 			return nil, err
 		}
 	}
@@ -114,3 +120,25 @@ func (q *Queue) mayUpdate() bool { return q.cfg.Embedded() || q.cfg.Migrate }
 
 // LeaseTTL is how long a lease outlives its holder's last renewal.
 func (q *Queue) LeaseTTL() time.Duration { return q.cfg.LeaseTTL }
+
+// leaderReads turns direct gets off on the bucket's stream and opens the
+// bucket again: a direct get may be answered by a replica that has not yet
+// applied the last write, and a node reading a cursor, a lease or a
+// subscription another node has just written must see that write.
+func (q *Queue) leaderReads(ctx context.Context, name string) (jetstream.KeyValue, error) {
+	s, err := q.js.Stream(ctx, "KV_"+name)
+	if err != nil {
+		return nil, fmt.Errorf("queue: read bucket %s's stream: %w", name, err)
+	}
+	if sc := s.CachedInfo().Config; sc.AllowDirect {
+		sc.AllowDirect = false
+		if _, err := q.js.UpdateStream(ctx, sc); err != nil {
+			return nil, fmt.Errorf("queue: bucket %s: turn direct gets off: %w", name, err)
+		}
+	}
+	kv, err := q.js.KeyValue(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("queue: open bucket %s: %w", name, err)
+	}
+	return kv, nil
+}
