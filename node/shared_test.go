@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/viaduct-mirror/viaduct/harvester"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/queue/queuetest"
 	"github.com/viaduct-mirror/viaduct/sim"
@@ -18,7 +19,7 @@ import (
 // directory is refused with the reason, a directory declared shared is
 // accepted.
 func TestExternalQueueNeedsSharedBlobs(t *testing.T) {
-	cfg := testConfig(t.TempDir())
+	cfg := testConfig(t.TempDir(), harvester.SourceConfig{Name: "s", URL: "https://example.org/", Schedule: "@every 1h"})
 	cfg.Queue.URL, cfg.Queue.Replicas = "nats://127.0.0.1:4222", 3
 	cfg.Fill()
 	err := cfg.Validate()
