@@ -38,6 +38,9 @@ type Config struct {
 	// every republished document starts with it. Default http:// and the
 	// address the node listens on.
 	PublicURL string `yaml:"public_url"`
+	// Public bounds what clients may hold of the public listener: timeouts,
+	// connections, concurrent list scans and dump downloads.
+	Public PublicConfig `yaml:"public"`
 
 	// Admin is the admin listener: the admin API, the status page,
 	// /metrics, pprof and the health probes (see docs/operations.md).
@@ -122,6 +125,7 @@ func Defaults() Config {
 		Listen:    "127.0.0.1:8080",
 		Admin:     admin.Defaults(),
 		Health:    HealthConfig{MaxCatalogLag: 10000},
+		Public:    PublicDefaults(),
 		Log:       LogConfig{Level: "info", Format: "text"},
 		Tracing:   TracingConfig{SampleRatio: 1},
 		Queue:     queue.Defaults(),
@@ -226,6 +230,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("tracing.sample_ratio: %v is not between 0 and 1", c.Tracing.SampleRatio))
 	}
 	// The packages' own errors already name their section.
+	errs = append(errs, c.Public.Validate())
 	errs = append(errs, c.Queue.Validate())
 	switch c.Blobs.Kind {
 	case "dir":

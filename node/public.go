@@ -34,6 +34,7 @@ func (n *Node) startPublic(ctx context.Context, repub *republish.Server, dumps *
 		ErrorLog:          n.httpErrorLog(),
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
+	n.ln = hardenPublic(n.http, n.ln, n.cfg.Public, n.log.With("role", "http"), n.reg)
 	n.spawn("http", func() error {
 		if err := n.http.Serve(n.ln); !errors.Is(err, http.ErrServerClosed) {
 			return err

@@ -1,0 +1,149 @@
+package node
+
+import (
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// connLimiter is the public listener: it bounds the connections open in
+// total and per client address, and gives every write a deadline. It never
+// stops accepting: past max, a new connection takes the place of the
+// longest idle one (accepted or kept alive, no request in flight), so idle
+// connections, however many, cannot lock out a Destination with a request
+// to make, and the process stays under its open-file limit.
+type connLimiter struct {
+	net.Listener
+	max, perClient int
+	writeTimeout   time.Duration
+	m              *publicLimits
+	log            *slog.Logger
+
+	mu       sync.Mutex
+	conns    map[*limitedConn]struct{}
+	byClient map[string]int
+}
+
+// limitedConn is one accepted connection; idle and since are guarded by
+// the limiter's mu.
+type limitedConn struct {
+	net.Conn
+	l       *connLimiter
+	client  string
+	idle    bool
+	since   time.Time
+	dropped bool
+}
+
+func (l *connLimiter) Accept() (net.Conn, error) {
+	for {
+		conn, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if c := l.admit(conn); c != nil {
+			return c, nil
+		}
+	}
+}
+
+// admit counts conn in, making room if needed; nil when it was refused
+// and closed.
+func (l *connLimiter) admit(conn net.Conn) *limitedConn {
+	client, _, err := net.SplitHostPort(conn.RemoteAddr().String())
+	if err != nil {
+		client = conn.RemoteAddr().String()
+	}
+	l.mu.Lock()
+	if l.byClient[client] >= l.perClient {
+		l.mu.Unlock()
+		l.m.refused.WithLabelValues("per_client").Inc()
+		conn.Close()
+		return nil
+	}
+	var victim *limitedConn
+	if len(l.conns) >= l.max {
+		if victim = l.oldestIdle(); victim == nil {
+			l.mu.Unlock()
+			l.m.refused.WithLabelValues("full").Inc()
+			conn.Close()
+			return nil
+		}
+		l.dropLocked(victim)
+	}
+	c := &limitedConn{Conn: conn, l: l, client: client, idle: true, since: time.Now()}
+	l.conns[c] = struct{}{}
+	l.byClient[client]++
+	l.mu.Unlock()
+	if victim != nil {
+		l.m.evicted.Inc()
+		victim.Conn.Close()
+	}
+	return c
+}
+
+// oldestIdle is the connection idle the longest, nil if none is; mu held.
+func (l *connLimiter) oldestIdle() *limitedConn {
+	var best *limitedConn
+	for c := range l.conns {
+		if c.idle && (best == nil || c.since.Before(best.since)) {
+			best = c
+		}
+	}
+	return best
+}
+
+// dropLocked forgets c; mu held.
+func (l *connLimiter) dropLocked(c *limitedConn) {
+	if c.dropped {
+		return
+	}
+	c.dropped = true
+	delete(l.conns, c)
+	if l.byClient[c.client]--; l.byClient[c.client] <= 0 {
+		delete(l.byClient, c.client)
+	}
+}
+
+// state follows the server's view of each connection (http.Server.ConnState).
+func (l *connLimiter) state(conn net.Conn, s http.ConnState) {
+	c, ok := conn.(*limitedConn)
+	if !ok {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch s {
+	case http.StateNew, http.StateIdle:
+		c.idle, c.since = true, time.Now()
+	case http.StateActive:
+		c.idle = false
+	case http.StateHijacked, http.StateClosed:
+		l.dropLocked(c)
+	}
+}
+
+// open is how many connections are counted in.
+func (l *connLimiter) open() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.conns)
+}
+
+// Write gives each write writeTimeout: a client that reads slowly but
+// reads gets any response whole, one that stops reading is cut off.
+func (c *limitedConn) Write(p []byte) (int, error) {
+	if err := c.Conn.SetWriteDeadline(time.Now().Add(c.l.writeTimeout)); err != nil {
+		return 0, err
+	}
+	return c.Conn.Write(p)
+}
+
+func (c *limitedConn) Close() error {
+	c.l.mu.Lock()
+	c.l.dropLocked(c)
+	c.l.mu.Unlock()
+	return c.Conn.Close()
+}
