@@ -28,68 +28,22 @@ var (
 // from its row (with the Source's metadata as last restated, which no
 // change log entry records); one changed since is read from its change
 // that held at seq, found through the first later change's prev. That
-// second set is read whole first: it holds at most what the range held
-// at seq. Everything comes from one read transaction. It returns
+// second set is read per chunk of the first (see chunk.go), each chunk in
+// a read transaction of its own that ends before fn sees its rows: reading
+// the catalog as it was at seq, the chunks agree with each other, and a
+// slow reader pins no snapshot. It returns
 // ErrSnapshotAhead or ErrSnapshotGone (wrapped) when seq cannot be read.
 // fn's argument is reused, as with ScanResources.
 func (c *Catalog) ScanResourcesAt(ctx context.Context, collection, afterURI, lastURI string, seq uint64, fn func(*ResourceState) error) error {
 	where := fmt.Sprintf("list resources of collection %s at sequence %d", collection, seq)
-	tx, err := c.scans.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return fmt.Errorf("%s: %w", where, err)
-	}
-	defer tx.Rollback()
-	if err := checkSnapshot(ctx, tx, collection, seq); err != nil {
-		return fmt.Errorf("%s: %w", where, err)
-	}
-	then, err := changedSince(ctx, tx, collection, afterURI, lastURI, seq)
-	if err != nil {
-		return fmt.Errorf("%s: %w", where, err)
-	}
-	q := `SELECT copy_pack || up_pack || uri FROM resources
-		WHERE collection = ? AND uri > ? AND deleted = 0 AND seq <= ?`
-	args := []any{collection, afterURI, int64(seq)}
-	if lastURI != "" {
-		q += ` AND uri <= ?`
-		args = append(args, lastURI)
-	}
-	rows, err := tx.QueryContext(ctx, q+` ORDER BY uri`, args...)
-	if err != nil {
-		return fmt.Errorf("%s: %w", where, err)
-	}
-	defer rows.Close()
-	var (
-		d   packDecoder
-		rs  ResourceState
-		row string
-	)
-	rs.Collection = collection
-	for rows.Next() {
-		if err := rows.Scan(&row); err != nil {
-			return fmt.Errorf("%s: %w", where, err)
-		}
-		if err := d.state(row, &rs); err != nil {
-			return fmt.Errorf("%s: %w", where, err)
-		}
-		for len(then) > 0 && then[0].URI < rs.URI {
-			if err := fn(&then[0]); err != nil {
-				return err
-			}
-			then = then[1:]
-		}
-		if err := fn(&rs); err != nil {
+	var k chunk
+	for cursor := afterURI; ; {
+		next, err := c.scanChunkAt(ctx, &k, where, collection, cursor, lastURI, seq, fn)
+		if err != nil || next == "" {
 			return err
 		}
+		cursor = next
 	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("%s: %w", where, err)
-	}
-	for i := range then {
-		if err := fn(&then[i]); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // changedSince reads, sorted by URI, the state at seq of the resources in

@@ -4,8 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"math"
-	"time"
 )
 
 // maxScans bounds the streaming reads running at once. Each holds one
@@ -40,8 +38,9 @@ const stateCols = resourceCols + `, coalesce((SELECT op FROM changes WHERE chang
 // catalog: one query, so a change applied meanwhile is either wholly in it
 // or not at all. Unlike Resources, it holds a read snapshot for the whole
 // walk, which keeps SQLite from recycling the WAL until fn has seen the
-// last row; a Resource List part is bounded to 50,000 entries, so that is
-// short. fn receives the same *ResourceState each time, refilled: it must
+// last row: the Resource Dump, built in the background at the store's
+// pace, reads it; Destinations' Resource Lists are read in chunks with
+// ScanResourcesAt (see chunk.go). fn receives the same *ResourceState each time, refilled: it must
 // not keep it, or anything in it but strings, after it returns. An error
 // from fn stops the walk and is returned.
 func (c *Catalog) ScanResources(ctx context.Context, collection, afterURI string, limit int, fn func(*ResourceState) error) error {
@@ -94,50 +93,3 @@ type LoggedChange struct {
 // loggedCols is the column list of a LoggedChange, in scanLogged's order.
 const loggedCols = `seq, collection, uri, op, at, received, sha256, md5, length, type,
 	source, up_op, up_time, up_modified, up_hash, up_length, up_type, links`
-
-// ScanChanges calls fn, in time order (which is sequence order), for the
-// changes of collection with from <= At < until, read from one snapshot
-// as ScanResources is. A zero from means from the start, a zero until no
-// upper bound. fn receives the same *LoggedChange each time, refilled: it
-// must not keep it, or anything in it but strings, after it returns. An
-// error from fn stops the walk and is returned.
-func (c *Catalog) ScanChanges(ctx context.Context, collection string, from, until time.Time, fn func(*LoggedChange) error) error {
-	start, end := int64(math.MinInt64), int64(math.MaxInt64)
-	if !from.IsZero() {
-		start = from.UnixMicro()
-	}
-	if !until.IsZero() {
-		end = until.UnixMicro()
-	}
-	// Entries before the collection's retention horizon are kept only
-	// for snapshots (see Prune), never listed.
-	rows, err := c.scans.QueryContext(ctx, `SELECT CAST(pack AS TEXT) FROM changes
-		WHERE collection = ? AND at >= ? AND at < ?
-			AND at >= coalesce((SELECT horizon FROM collections WHERE name = ?), ?) ORDER BY at`,
-		collection, start, end, collection, int64(math.MinInt64))
-	if err != nil {
-		return fmt.Errorf("list changes of collection %s from %s: %w", collection, from.UTC(), err)
-	}
-	defer rows.Close()
-	var (
-		d    packDecoder
-		ch   LoggedChange
-		pack string
-	)
-	ch.Collection = collection
-	for rows.Next() {
-		if err := rows.Scan(&pack); err != nil {
-			return fmt.Errorf("list changes of collection %s: %w", collection, err)
-		}
-		if err := d.logged(pack, &ch); err != nil {
-			return fmt.Errorf("list changes of collection %s: %w", collection, err)
-		}
-		if err := fn(&ch); err != nil {
-			return err
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("list changes of collection %s from %s: %w", collection, from.UTC(), err)
-	}
-	return nil
-}

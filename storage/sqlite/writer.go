@@ -45,14 +45,15 @@ func (c connector) Driver() driver.Driver                        { return c.drv 
 
 // writerConnector connects the writer pool: plainDSN's pragmas, then the
 // page size (which only a file not yet written takes), WAL mode (which
-// writes the file's first page, so it comes after) and the checkpoint
-// interval.
+// writes the file's first page, so it comes after), the checkpoint
+// interval and the WAL's size limit (see wal.go).
 func writerConnector(dsn string) driver.Connector {
 	return connector{dsn: dsn, drv: &sqlite3.SQLiteDriver{ConnectHook: func(conn *sqlite3.SQLiteConn) error {
 		for _, p := range []string{
 			fmt.Sprintf("PRAGMA page_size = %d", filePageSize),
 			"PRAGMA journal_mode = WAL",
 			fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", walCheckpointPages),
+			fmt.Sprintf("PRAGMA journal_size_limit = %d", walSizeLimit),
 		} {
 			if _, err := conn.Exec(p, nil); err != nil {
 				return fmt.Errorf("%s: %w", p, err)
