@@ -107,6 +107,9 @@ func (p *Pool) Run(ctx context.Context) error {
 	p.mu.Unlock()
 	defer close(done)
 	defer cancel()
+	// A pool that stopped on an error may be run again (the node restarts
+	// a role that stopped); one that was closed may not.
+	defer func() { p.mu.Lock(); p.running = false; p.mu.Unlock() }()
 
 	// Work on a change already taken outlives runCtx by DrainTimeout, so
 	// a stop does not waste a transfer nearly done.

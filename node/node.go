@@ -39,17 +39,18 @@ type Options struct {
 // Node is one running viaduct process. Start it with Start and stop it with
 // Close; every goroutine it starts ends before Close returns.
 type Node struct {
-	cfg   Config
-	log   *slog.Logger
-	reg   *prometheus.Registry
-	q     *queue.Queue
-	blobs storage.Blobs
-	cat   *sqlite.Catalog
-	roles *roles
-	note  *notify
-	http  *http.Server
-	ln    net.Listener
-	url   string
+	cfg    Config
+	log    *slog.Logger
+	reg    *prometheus.Registry
+	q      *queue.Queue
+	blobs  storage.Blobs
+	cat    *sqlite.Catalog
+	roles  *roles
+	note   *notify
+	faults roleFaults
+	http   *http.Server
+	ln     net.Listener
+	url    string
 
 	// The admin listener, and what it reports.
 	adminHTTP *http.Server
@@ -125,8 +126,9 @@ func Start(ctx context.Context, cfg Config, opts Options) (n *Node, err error) {
 	n.cancel = cancel
 	n.applied = make(chan struct{}, 1)
 	n.opts, n.links = opts, newLinkBook()
-	ap := &applier{q: n.q, cat: n.cat, log: log.With("role", "applier"), tracer: opts.tracer(), links: n.links, applied: n.applied}
-	n.spawn("applier", func() error { return ap.run(runCtx) })
+	n.keep(runCtx, "applier", func(ctx context.Context) error {
+		return (&applier{q: n.q, cat: n.cat, log: log.With("role", "applier"), tracer: opts.tracer(), links: n.links, applied: n.applied}).run(ctx)
+	})
 
 	repub, err := republish.New(n.cfg.Republish, republish.FromSQLite(n.cat), n.blobs, log.With("role", "republish"), n.reg)
 	if err != nil {

@@ -80,8 +80,8 @@ func startRoles(ctx context.Context, n *Node, opts Options) (*roles, error) {
 		client.Close()
 		return nil, err
 	}
-	n.spawn("fetch", func() error { return ignoreCanceled(r.pool.Run(ctx)) })
-	n.spawn("harvester", func() error { return ignoreCanceled(r.harv.Run(ctx)) })
+	n.keep(ctx, "fetch", func(ctx context.Context) error { return ignoreCanceled(r.pool.Run(ctx)) })
+	n.keep(ctx, "harvester", func(ctx context.Context) error { return ignoreCanceled(r.harv.Run(ctx)) })
 	return r, nil
 }
 
