@@ -115,6 +115,11 @@ type BlobsConfig struct {
 type CatalogConfig struct {
 	// Path is the catalog file. Default <data_dir>/catalog.db.
 	Path string `yaml:"path"`
+	// CheckpointEvery is how often the catalog's WAL is copied back and
+	// cut to nothing, when no reader is on an older snapshot; SQLite's own
+	// checkpoints (every 10,000 pages) leave the file its largest size,
+	// and journal_size_limit (128 MiB) bounds what they leave. Default 1m.
+	CheckpointEvery time.Duration `yaml:"checkpoint_every"`
 }
 
 // Defaults returns the configuration of a one-machine node: embedded NATS,
@@ -126,6 +131,7 @@ func Defaults() Config {
 		Admin:     admin.Defaults(),
 		Health:    HealthConfig{MaxCatalogLag: 10000},
 		Public:    PublicDefaults(),
+		Catalog:   CatalogConfig{CheckpointEvery: time.Minute},
 		Log:       LogConfig{Level: "info", Format: "text"},
 		Tracing:   TracingConfig{SampleRatio: 1},
 		Queue:     queue.Defaults(),
@@ -231,6 +237,9 @@ func (c *Config) Validate() error {
 	}
 	// The packages' own errors already name their section.
 	errs = append(errs, c.Public.Validate())
+	if c.Catalog.CheckpointEvery <= 0 {
+		errs = append(errs, fmt.Errorf("catalog.checkpoint_every: must be positive, got %s", c.Catalog.CheckpointEvery))
+	}
 	errs = append(errs, c.Queue.Validate())
 	switch c.Blobs.Kind {
 	case "dir":

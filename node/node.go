@@ -126,6 +126,7 @@ func Start(ctx context.Context, cfg Config, opts Options) (n *Node, err error) {
 	n.cancel = cancel
 	n.applied = make(chan struct{}, 1)
 	n.opts, n.links = opts, newLinkBook()
+	n.spawn("wal", func() error { return n.truncateWAL(runCtx) })
 	n.keep(runCtx, "applier", func(ctx context.Context) error {
 		return (&applier{q: n.q, cat: n.cat, log: log.With("role", "applier"), tracer: opts.tracer(), links: n.links, applied: n.applied}).run(ctx)
 	})
