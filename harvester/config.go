@@ -86,6 +86,12 @@ type Config struct {
 	// change queued within its duplicate window in memory. Default 20,000,
 	// several seconds of work for the workers of one node.
 	MaxBacklog int `yaml:"max_backlog"`
+	// StarvedAfter is how long a pass may wait on its Source (for an answer
+	// or the next bytes of a document) holding one of the Concurrency
+	// slots; past it the slot goes to another Source's pass until the
+	// Source answers, so slow Sources never hold every slot. 0 keeps the
+	// slot however long the wait. Default 2s.
+	StarvedAfter time.Duration `yaml:"starved_after"`
 	// PassTimeout bounds one pass over one Source, baseline included.
 	// Default 1h.
 	PassTimeout time.Duration `yaml:"pass_timeout"`
@@ -118,6 +124,7 @@ func Defaults() Config {
 		Concurrency:      4,
 		MaxBacklog:       20_000,
 		PassTimeout:      time.Hour,
+		StarvedAfter:     2 * time.Second,
 		PushConfig:       pushDefaults(),
 		PreferDumps:      true,
 		MaxPackageBytes:  4 << 30,
@@ -154,6 +161,8 @@ func (c *Config) Validate() error {
 		return errors.New("max_backlog: must be positive")
 	case c.PassTimeout <= 0:
 		return errors.New("pass_timeout: must be positive")
+	case c.StarvedAfter < 0:
+		return errors.New("starved_after: must not be negative")
 	case c.MaxPackageBytes <= 0:
 		return errors.New("max_package_bytes: must be positive")
 	}

@@ -130,12 +130,11 @@ func (h *Harvester) serveRequest(ctx context.Context, s *source, req *Request) {
 // bounded runs one pass under the concurrency bound and the pass timeout,
 // recording it; the caller holds s.mu.
 func (h *Harvester) bounded(ctx context.Context, s *source, rebaseline bool) error {
-	select {
-	case h.sem <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
+	sl := &slot{sem: h.sem, after: h.cfg.StarvedAfter}
+	if err := sl.take(ctx); err != nil {
+		return err
 	}
-	defer func() { <-h.sem }()
+	defer sl.give()
 	ctx, done, err := h.hold(ctx, s)
 	if err != nil || done == nil {
 		return err // done nil: another node holds the Source's lease
@@ -143,11 +142,11 @@ func (h *Harvester) bounded(ctx context.Context, s *source, rebaseline bool) err
 	defer done()
 	ctx, cancel := context.WithTimeout(ctx, h.cfg.PassTimeout)
 	defer cancel()
-	return h.recorded(ctx, s, rebaseline)
+	return h.recorded(ctx, s, rebaseline, sl)
 }
 
 // recorded runs one pass and keeps its record for the status.
-func (h *Harvester) recorded(ctx context.Context, s *source, rebaseline bool) error {
+func (h *Harvester) recorded(ctx context.Context, s *source, rebaseline bool, sl *slot) error {
 	start := time.Now()
 	h.ctl.mu.Lock()
 	t := h.ctl.track(s.Name)
@@ -158,7 +157,7 @@ func (h *Harvester) recorded(ctx context.Context, s *source, rebaseline bool) er
 	if rebaseline {
 		err = h.rebaseline(ctx, s)
 	} else {
-		err = h.pass(ctx, s)
+		err = h.pass(ctx, s, sl)
 	}
 
 	rec := PassRecord{Start: start, End: time.Now(), Rebaseline: rebaseline}

@@ -40,13 +40,17 @@ func (p *pass) open(ctx context.Context, uri string, prev validators) (d *docume
 			endSpan(span, err)
 		}
 	}()
-	resp, err := p.client.Get(ctx, upstream.Request{
-		URI:          uri,
-		Source:       p.src.Name,
-		ETag:         prev.ETag,
-		LastModified: prev.LastModified,
-		Gzip:         true,
-		MaxBytes:     p.h.cfg.MaxDocumentBytes,
+	var resp *upstream.Response
+	err = p.slot.waiting(ctx, func() (err error) {
+		resp, err = p.client.Get(ctx, upstream.Request{
+			URI:          uri,
+			Source:       p.src.Name,
+			ETag:         prev.ETag,
+			LastModified: prev.LastModified,
+			Gzip:         true,
+			MaxBytes:     p.h.cfg.MaxDocumentBytes,
+		})
+		return err
 	})
 	if err != nil {
 		p.h.m.errors.WithLabelValues(p.src.Name, kindFetch).Inc()
@@ -60,7 +64,7 @@ func (p *pass) open(ctx context.Context, uri string, prev validators) (d *docume
 	lim.MaxEntries = p.h.cfg.MaxEntries
 	lim.MaxBytes = p.h.cfg.MaxDocumentBytes
 	lim.MaxDecompressed = p.h.cfg.MaxDocumentBytes
-	body := newSpoolBody(resp.Body)
+	body := newSpoolBody(p.slot.reader(ctx, resp.Body))
 	r, err := resourcesync.NewReader(body, lim)
 	if err != nil {
 		body.Close()

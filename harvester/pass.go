@@ -21,6 +21,7 @@ type pass struct {
 	client *upstream.Client
 	policy *upstream.Policy
 	log    *slog.Logger
+	slot   *slot // nil: the pass waits holding its share
 	st     state
 	// badEntries counts entries skipped because they could not be read.
 	badEntries int
@@ -40,8 +41,8 @@ type pass struct {
 // capabilities are the documents a Capability List offers, by capability.
 type capabilities map[string]string
 
-func (h *Harvester) pass(ctx context.Context, s *source) error {
-	p := &pass{h: h, src: s, client: s.client, policy: s.policy, log: h.log.With("source", s.Name, "collection", s.Collection)}
+func (h *Harvester) pass(ctx context.Context, s *source, sl *slot) error {
+	p := &pass{h: h, src: s, client: s.client, policy: s.policy, slot: sl, log: h.log.With("source", s.Name, "collection", s.Collection)}
 	start := time.Now()
 	ctx, span := h.startPass(ctx, s)
 	err := p.do(ctx)

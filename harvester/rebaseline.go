@@ -25,5 +25,5 @@ func (h *Harvester) rebaseline(ctx context.Context, s *source) error {
 	r := *s.resolved
 	r.deleteMissing = true
 	h.log.Info("re-baseline: cursors forgotten, comparing the whole Resource List", "source", s.Name, "collection", s.Collection)
-	return h.pass(ctx, &source{resolved: &r, policy: s.policy, client: s.client, refusals: s.refusals})
+	return h.pass(ctx, &source{resolved: &r, policy: s.policy, client: s.client, refusals: s.refusals}, nil)
 }
