@@ -1,0 +1,205 @@
+package node
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/viaduct-mirror/viaduct/sim"
+)
+
+// dialFrom connects to addr from the loopback address from (Linux answers
+// on all of 127/8), so that each crowd has client addresses of its own;
+// rcvbuf, when positive, shrinks the receive buffer so that a reader that
+// stops reading stalls the server's writes at once.
+func dialFrom(from, addr string, rcvbuf int) (net.Conn, error) {
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: 10 * time.Second}
+	if rcvbuf > 0 {
+		d.Control = func(_, _ string, c syscall.RawConn) error {
+			var serr error
+			err := c.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, rcvbuf) })
+			if err != nil {
+				return err
+			}
+			return serr
+		}
+	}
+	return d.Dial("tcp", addr)
+}
+
+// TestSlowPeersOnThePublicListener: while a node ingests a Source, 5,000
+// idle connections (from 100 client addresses, 50 each), 200 requests
+// whose bodies never come and 70 Resource List readers that stop reading
+// hold what they can of its public listener (max_conns 1,000). The node
+// keeps under max_conns, cuts the slow bodies after read_timeout and the
+// stalled readers after write_timeout, answers an honest Destination
+// throughout (a list request beyond max_expensive gets 503 with
+// Retry-After, which it honours), finishes the ingest within a stated 3
+// minutes (about 20s on an idle machine; the bound allows for the
+// machine's load, not for the crowds), and keeps its WAL under 64 MiB.
+func TestSlowPeersOnThePublicListener(t *testing.T) {
+	const resources = 1500
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err == nil && lim.Cur < 12000 && lim.Max >= 12000 {
+		lim.Cur = 12000
+		syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
+	}
+	syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim)
+	idle := 5000
+	if room := int(lim.Cur) - 2500; room < idle {
+		idle = room // the crowd's ends and the node's, within the test's file limit
+		t.Logf("file limit %d: %d idle connections", lim.Cur, idle)
+	}
+
+	src := startSource(t, sim.Config{Resources: resources, Seed: 3, MinSize: 200, MaxSize: 400})
+	cfg := testConfig(t.TempDir(), sourceConfig("s", src))
+	cfg.Public.MaxConns = 1000
+	cfg.Public.ReadTimeout = 2 * time.Second
+	cfg.Public.WriteTimeout = 2 * time.Second
+	cfg.Public.IdleTimeout = 5 * time.Second
+	cfg.Public.MaxExpensive = 8
+	cfg.Public.RetryAfter = time.Second
+	n := startNode(t, cfg, nil)
+	addr := strings.TrimPrefix(n.URL(), "http://")
+	l := n.ln.(*connLimiter)
+
+	// A first pass, so that there is a list to stall on.
+	mustSync(t, n, "s")
+	waitFor(t, 3*time.Minute, "the first resources to be applied", func() bool {
+		held, _, err := n.Catalog().CountResources(context.Background(), "s")
+		return err == nil && held > 0
+	})
+
+	var mu sync.Mutex
+	var crowd []net.Conn
+	keep := func(c net.Conn) { mu.Lock(); crowd = append(crowd, c); mu.Unlock() }
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range crowd {
+			c.Close()
+		}
+	})
+	var wg sync.WaitGroup
+	// 5,000 idle connections.
+	for a := range 100 {
+		wg.Go(func() {
+			for range idle / 100 {
+				if c, err := dialFrom(fmt.Sprintf("127.0.1.%d", a+1), addr, 0); err == nil {
+					keep(c)
+				}
+			}
+		})
+	}
+	// 200 request bodies that never come.
+	slow := make(chan net.Conn, 200)
+	for a := range 50 {
+		wg.Go(func() {
+			for range 4 {
+				c, err := dialFrom(fmt.Sprintf("127.0.2.%d", a+1), addr, 0)
+				if err != nil {
+					continue
+				}
+				fmt.Fprintf(c, "POST /hub HTTP/1.1\r\nHost: %s\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100000\r\n\r\nhub.mode=", addr)
+				keep(c)
+				slow <- c
+			}
+		})
+	}
+	// 70 Resource List readers that read the status line and stop.
+	for a := range 70 {
+		wg.Go(func() {
+			c, err := dialFrom(fmt.Sprintf("127.0.3.%d", a+1), addr, 2048)
+			if err != nil {
+				return
+			}
+			keep(c)
+			fmt.Fprintf(c, "GET /s/resourcelist.xml HTTP/1.1\r\nHost: %s\r\n\r\n", addr)
+			bufio.NewReader(c).ReadString('\n')
+		})
+	}
+	// The rest of the ingest, while the crowds arrive.
+	wg.Go(func() { mustSync(t, n, "s") })
+
+	// An honest Destination, throughout.
+	honest := &http.Client{Timeout: 30 * time.Second}
+	get := func(path string) (int, string) {
+		for {
+			resp, err := honest.Get(n.URL() + path)
+			if err != nil {
+				t.Fatalf("honest GET %s: %v", path, err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get("Retry-After") != "" {
+				<-time.After(time.Second) // the Retry-After the node asked for
+				continue
+			}
+			return resp.StatusCode, string(b)
+		}
+	}
+	for range 5 {
+		if code, _ := get("/.well-known/resourcesync"); code != http.StatusOK {
+			t.Fatalf("Source Description: %d", code)
+		}
+		if code, body := get("/s/resourcelist.xml"); code != http.StatusOK || !strings.Contains(body, "<urlset") && !strings.Contains(body, "<sitemapindex") {
+			t.Fatalf("Resource List: %d %.200s", code, body)
+		}
+	}
+	wg.Wait()
+	close(slow)
+	if open := l.open(); open > cfg.Public.MaxConns {
+		t.Errorf("%d connections open, above max_conns %d", open, cfg.Public.MaxConns)
+	}
+
+	waitFor(t, 3*time.Minute, "every resource applied beside the crowds", func() bool {
+		held, _, err := n.Catalog().CountResources(context.Background(), "s")
+		return err == nil && held == resources
+	})
+	// The slow bodies were cut off after read_timeout.
+	for c := range slow {
+		c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		if _, err := io.ReadAll(c); err != nil && strings.Contains(err.Error(), "timeout") {
+			t.Fatalf("a request whose body never came still holds its connection after 30s")
+		}
+	}
+	// The stalled readers were cut off after write_timeout: no list is
+	// being served once they are alone.
+	waitFor(t, 30*time.Second, "the stalled list readers to be cut off", func() bool {
+		return gauge(t, n, "viaduct_public_expensive_in_flight") == 0
+	})
+	if info, err := os.Stat(n.Catalog().Path() + "-wal"); err == nil && info.Size() > 64<<20 {
+		t.Errorf("catalog WAL is %d bytes, want under 64 MiB", info.Size())
+	}
+	t.Logf("evicted %v idle connections, refused %v list requests with 503",
+		gauge(t, n, "viaduct_public_conns_evicted_total"), gauge(t, n, "viaduct_public_expensive_refused_total"))
+}
+
+// gauge reads one unlabelled metric of the node's registry.
+func gauge(t *testing.T, n *Node, name string) float64 {
+	t.Helper()
+	mfs, err := n.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name || len(mf.GetMetric()) == 0 {
+			continue
+		}
+		m := mf.GetMetric()[0]
+		if m.GetGauge() != nil {
+			return m.GetGauge().GetValue()
+		}
+		return m.GetCounter().GetValue()
+	}
+	return 0
+}
