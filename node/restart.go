@@ -37,6 +37,20 @@ func (f *roleFaults) set(role string, err error) {
 	f.faults[role] = err.Error()
 }
 
+// roleFault records role's fault (nil: none) where RoleFaults and the
+// readiness probe (/readyz, condition "role <name>") see it.
+func (n *Node) roleFault(role string, err error) {
+	n.faults.set(role, err)
+	if n.ready == nil {
+		return
+	}
+	if err != nil {
+		n.ready.Set("role "+role, false, "stopped, restarting: "+err.Error())
+	} else {
+		n.ready.Set("role "+role, true, "")
+	}
+}
+
 // RoleFaults names the roles that stopped on an error and are being
 // restarted, each with its last error; empty when every role runs.
 func (n *Node) RoleFaults() map[string]string {
@@ -51,7 +65,8 @@ func (n *Node) RoleFaults() map[string]string {
 
 // keep runs the role f until ctx ends. When f stops on an error (a full
 // disk, the blob store or NATS unavailable), the node logs it, reports the
-// role's fault (see RoleFaults) and runs f again after a backoff, from
+// role's fault (see RoleFaults; the node is not ready meanwhile) and runs
+// f again after a backoff, from
 // restartFirst doubling up to restartMax, so that the role resumes by
 // itself once the fault clears; f must start from durable state each time
 // (the applier from the catalog's last applied sequence). A role that has
@@ -62,7 +77,7 @@ func (n *Node) keep(ctx context.Context, name string, f func(context.Context) er
 		defer n.wg.Done()
 		wait := restartFirst
 		for {
-			healthy := time.AfterFunc(restartHealthy, func() { n.faults.set(name, nil) })
+			healthy := time.AfterFunc(restartHealthy, func() { n.roleFault(name, nil) })
 			start := time.Now()
 			err := f(ctx)
 			healthy.Stop()
@@ -75,7 +90,7 @@ func (n *Node) keep(ctx context.Context, name string, f func(context.Context) er
 			if time.Since(start) >= restartHealthy {
 				wait = restartFirst
 			}
-			n.faults.set(name, err)
+			n.roleFault(name, err)
 			n.log.Error("role stopped; restarting", "role", name, "err", err, "in", wait)
 			t := time.NewTimer(wait)
 			select {
