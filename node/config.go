@@ -152,9 +152,25 @@ func Load(path string) (Config, error) {
 	if err != nil {
 		return cfg, fmt.Errorf("reading config: %w", err)
 	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(b, &root); err != nil {
+		return cfg, fmt.Errorf("config %s: %w", path, err)
+	}
+	unknown, lines := unknownFields(&root)
+	if len(unknown) > 0 {
+		return cfg, fmt.Errorf("config %s: %w", path, errors.Join(unknown...))
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&cfg); err != nil {
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			var errs []error
+			for _, e := range te.Errors {
+				errs = append(errs, errors.New(friendlyTypeError(e, lines)))
+			}
+			return cfg, fmt.Errorf("config %s: %w", path, errors.Join(errs...))
+		}
 		return cfg, fmt.Errorf("config %s: %w", path, err)
 	}
 	cfg.Fill()
