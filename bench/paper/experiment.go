@@ -175,6 +175,8 @@ func startNode(ctx context.Context, e experiment, dir, listen, publicURL string,
 	cfg := node.Defaults()
 	cfg.DataDir = dir
 	cfg.Listen = listen
+	cfg.Admin.Listen = "127.0.0.1:0"
+	cfg.Admin.AllowNoTokenOnLoopback = true
 	cfg.PublicURL = publicURL
 	cfg.Sources = []harvester.SourceConfig{s}
 	cfg.Upstream.AllowLoopback = true
