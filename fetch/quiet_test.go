@@ -1,15 +1,14 @@
 package fetch
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/viaduct-mirror/viaduct/internal/testutil"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/sim"
 	"github.com/viaduct-mirror/viaduct/upstream"
@@ -46,7 +45,7 @@ func TestQuietSourceCaughtUp(t *testing.T) {
 	}
 	client := base.WithPolicy(pol)
 
-	var logs lockedBuffer
+	var logs testutil.Buffer
 	cfg := Defaults()
 	cfg.Workers = 8
 	p, err := New(cfg, queueDeps(t, q, store, func(string) *upstream.Client { return client }),
@@ -77,7 +76,7 @@ func TestQuietSourceCaughtUp(t *testing.T) {
 // reason within a minute are one warning; the next after the minute says
 // how many were not logged; another Source or reason is logged at once.
 func TestRetryWarningsSummarised(t *testing.T) {
-	var logs lockedBuffer
+	var logs testutil.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	now := time.Date(2026, 11, 24, 2, 0, 0, 0, time.UTC)
 	r := newRetryLog()
@@ -95,22 +94,4 @@ func TestRetryWarningsSummarised(t *testing.T) {
 	if !strings.Contains(logs.String(), "suppressed=99") {
 		t.Fatalf("the warning after the window does not count the 99 not logged:\n%s", logs.String())
 	}
-}
-
-// lockedBuffer is a log destination the workers share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -1,14 +1,12 @@
 package harvester
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/internal/testutil"
 	"github.com/viaduct-mirror/viaduct/internal/testutil/dumptest"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 	"github.com/viaduct-mirror/viaduct/sim"
@@ -107,7 +106,7 @@ func TestDumpHostilePackage(t *testing.T) {
 	e := newEnv(t)
 	srv := startSim(t, sim.Config{Resources: 200, Seed: 9, PartSize: 100, Dumps: true})
 	srv.OverridePackage("/resourcedump-2.zip", dumptest.HostilePackage(t, srv.URL+"/res/150", "/resources/a", []byte("a bitstream")))
-	var logs lockedBuffer
+	var logs testutil.Buffer
 	h, blobs := e.dumpHarvester(Defaults(), slog.New(slog.NewJSONHandler(&logs, nil)), simSource("s", srv))
 	sync1(t, h, "s")
 	if n := counter(t, h, "errors", "s", kindDump); n != 1 {
@@ -202,22 +201,4 @@ func TestChangeDumpCatchUp(t *testing.T) {
 	if n := srv.Requests()["/changedump-0.zip"]; n != 0 {
 		t.Fatalf("processed package downloaded again %d times", n)
 	}
-}
-
-// lockedBuffer collects log output written from any goroutine.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

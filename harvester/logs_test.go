@@ -1,36 +1,18 @@
 package harvester
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/viaduct-mirror/viaduct/internal/testutil"
 	"github.com/viaduct-mirror/viaduct/sim"
 )
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestFailedPassIsLoggedOnce: one failed pass, one error line.
 func TestFailedPassIsLoggedOnce(t *testing.T) {
@@ -41,7 +23,7 @@ func TestFailedPassIsLoggedOnce(t *testing.T) {
 	}
 	sc := simSource("s", srv)
 	sc.Schedule = "@every 1s"
-	var logs syncBuffer
+	var logs testutil.Buffer
 	h, err := New(Defaults(), []SourceConfig{sc}, Deps{Client: e.client, Upstream: e.ucfg, Cursors: e.cat, Held: e.cat, Publisher: e.pub},
 		slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})), prometheus.NewRegistry())
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/viaduct-mirror/viaduct/internal/testutil"
 	"github.com/viaduct-mirror/viaduct/sim"
 )
 
@@ -38,7 +39,7 @@ func TestBaselineReportsProgress(t *testing.T) {
 	if err := srv.SetFault("/resourcelist*", sim.Fault{Trickle: 10 * time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}
-	var logs syncBuffer
+	var logs testutil.Buffer
 	var mu sync.Mutex
 	var lines []Progress
 	h, err := New(Defaults(), []SourceConfig{simSource("s", srv)}, Deps{

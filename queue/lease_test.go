@@ -1,15 +1,14 @@
 package queue_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/viaduct-mirror/viaduct/internal/testutil"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/queue/queuetest"
 )
@@ -118,24 +117,6 @@ func TestLeaseExpiresWhenTheHolderDies(t *testing.T) {
 	eventually(t, 5*time.Second, "the lost lease's context to end", func() bool { return errors.Is(context.Cause(lctx), queue.ErrLeaseLost) })
 }
 
-// syncBuffer is a log destination tests read while the queue writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // On a cluster, a node whose settings differ from the streams', consumer's
 // and buckets' it finds logs the difference and keeps them; told to
 // migrate, it applies its own.
@@ -145,7 +126,7 @@ func TestSharedSettingsKeptUnlessMigrating(t *testing.T) {
 	if _, err := srv.Bucket(ctx, queue.BucketLeases); err != nil {
 		t.Fatal(err)
 	}
-	var logs syncBuffer
+	var logs testutil.Buffer
 	cfg := queuetest.Config(t)
 	cfg.URL, cfg.Dir = srv.ClientURL(), ""
 	cfg.DuplicateWindow = 3 * time.Minute

@@ -1,14 +1,14 @@
 package sim
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/viaduct-mirror/viaduct/internal/testutil"
 )
 
 // TestListenWhileChanging serves a Source that Run keeps changing, reading
@@ -18,7 +18,7 @@ func TestListenWhileChanging(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logBuf syncBuffer
+	var logBuf testutil.Buffer
 	srv, err := Listen("127.0.0.1:0", src, slog.New(slog.NewTextHandler(&logBuf, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -54,22 +54,4 @@ func TestListenWhileChanging(t *testing.T) {
 	eventually(t, 5*time.Second, "the request log", func() bool {
 		return strings.Contains(logBuf.String(), "uri="+PathResourceList)
 	})
-}
-
-// syncBuffer is a bytes.Buffer safe for the server's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
