@@ -128,6 +128,9 @@ func (c *testCluster) kill(t testing.TB, i int) {
 	n.q.Conn().Close()
 	n.cancel()
 	n.http.Close()
+	if n.adminHTTP != nil {
+		n.adminHTTP.Close()
+	}
 	done := make(chan struct{})
 	go func() { n.wg.Wait(); close(done) }()
 	select {
@@ -181,11 +184,14 @@ func (c *testCluster) holder(t testing.TB, name string) int {
 }
 
 // baselineDone reports whether the shared position records a completed
-// baseline of "s".
+// baseline of "s". A read that fails is "not yet": while the cluster
+// elects new stream leaders after losing a server, reads time out for a
+// while, and the callers poll.
 func (c *testCluster) baselineDone(t testing.TB) bool {
 	pos, err := c.live()[0].Queue().ReadPosition(context.Background(), "s")
 	if err != nil {
-		t.Fatal(err)
+		t.Logf("reading the shared position: %v", err)
+		return false
 	}
 	return pos["baseline.completed"] != ""
 }
