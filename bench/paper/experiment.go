@@ -151,7 +151,7 @@ func waitConsistent(ctx context.Context, obs ...*observer) error {
 				c, _ := o.consistency(ctx)
 				got = append(got, fmt.Sprintf("%s %.3f", o.name(), c))
 			}
-			return fmt.Errorf("the Destinations did not reach the Source's state within %v (consistency: %s)", settleTimeout, strings.Join(got, ", "))
+			return &notSettled{fmt.Sprintf("the Destinations did not reach the Source's state within %v (consistency: %s)", settleTimeout, strings.Join(got, ", "))}
 		}
 		select {
 		case <-ctx.Done():
@@ -203,3 +203,9 @@ func freeAddr() (string, error) {
 	defer ln.Close()
 	return ln.Addr().String(), nil
 }
+
+// notSettled is the error of a run whose Destinations never held the
+// Source's state before the measurement.
+type notSettled struct{ why string }
+
+func (e *notSettled) Error() string { return e.why }

@@ -93,7 +93,12 @@ func run(ctx context.Context, args []string) error {
 	for _, e := range m.experiments() {
 		fmt.Fprintf(os.Stderr, "%s ... ", e)
 		o, err := runExperiment(ctx, e)
-		if err != nil {
+		var unsettled *notSettled
+		if errors.As(err, &unsettled) {
+			// A cell whose Destinations never caught up is reported as
+			// such; the rest of the matrix still runs.
+			o = outcome{experiment: e, Failed: err.Error()}
+		} else if err != nil {
 			return fmt.Errorf("%s: %w", e, err)
 		}
 		fmt.Fprintf(os.Stderr, "%s\n", o.short())

@@ -34,7 +34,9 @@ func plotGrid(m matrix, res []outcome, title string, value func(metrics) float64
 	top := max
 	if top == 0 {
 		for _, o := range res {
-			top = math.Max(top, math.Max(value(o.A), value(o.B)))
+			if o.Failed == "" {
+				top = math.Max(top, math.Max(value(o.A), value(o.B)))
+			}
 		}
 		top = niceCeil(top)
 	}
@@ -71,7 +73,7 @@ func panel(b *bytes.Buffer, m matrix, res []outcome, x0, y0 int, ci, si time.Dur
 		for _, who := range []string{"A", "B"} {
 			var pts bytes.Buffer
 			for _, o := range res {
-				if o.Mode != mode || o.ChangeInterval != ci || (mode != "push" && o.SyncInterval != si) {
+				if o.Failed != "" || o.Mode != mode || o.ChangeInterval != ci || (mode != "push" && o.SyncInterval != si) {
 					continue
 				}
 				v := value(o.A)

@@ -13,9 +13,14 @@ import (
 type outcome struct {
 	experiment
 	A, B metrics
+	// Failed says why the run measured nothing.
+	Failed string
 }
 
 func (o outcome) short() string {
+	if o.Failed != "" {
+		return o.Failed
+	}
 	return fmt.Sprintf("A: %.3f %v %.2f | B: %.3f %v %.2f", o.A.Consistency, o.A.Latency.Round(time.Millisecond), o.A.Efficiency,
 		o.B.Consistency, o.B.Latency.Round(time.Millisecond), o.B.Efficiency)
 }
@@ -31,6 +36,10 @@ func writeReport(dir string, m matrix, res []outcome) error {
 		sync := o.SyncInterval.String()
 		if o.Mode == "push" {
 			sync = "push"
+		}
+		if o.Failed != "" {
+			fmt.Fprintf(&b, "| %s | %d | %v | %s | %s |||||||\n", o.Mode, o.Size, o.ChangeInterval, sync, o.Failed)
+			continue
 		}
 		fmt.Fprintf(&b, "| %s | %d | %v | %s | %.3f | %s | %.3f | %.3f | %s | %.3f | %d/%d |\n", o.Mode, o.Size, o.ChangeInterval, sync,
 			o.A.Consistency, latency(o.A, m.Scale), o.A.Efficiency, o.B.Consistency, latency(o.B, m.Scale), o.B.Efficiency,
