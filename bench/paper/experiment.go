@@ -14,7 +14,7 @@ import (
 )
 
 // settleTimeout bounds the initial synchronisation before measuring.
-const settleTimeout = 5 * time.Minute
+const settleTimeout = 2 * time.Minute
 
 // runExperiment runs one cell: a simulated Source behind a byte counter, a
 // node A synchronising from it in the experiment's mode, a node B
