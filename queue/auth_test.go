@@ -103,7 +103,7 @@ func TestAuthTLSAndPassword(t *testing.T) {
 		Username: "viaduct", Password: "s3cret",
 		TLS: true, TLSVerify: true, TLSTimeout: 5,
 		TLSConfig: &tls.Config{Certificates: []tls.Certificate{pair}, ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12},
-		NoLog: true, NoSigs: true,
+		NoLog:     true, NoSigs: true,
 	})
 	if err != nil {
 		t.Fatal(err)

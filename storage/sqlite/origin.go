@@ -75,7 +75,7 @@ type CollectionStats struct {
 // collection the catalog has never seen an event for has zero stats.
 func (c *Catalog) CollectionStats(ctx context.Context, collection string) (CollectionStats, error) {
 	var (
-		s    CollectionStats
+		s       CollectionStats
 		f, l, h sql.NullInt64
 	)
 	err := c.reader.QueryRowContext(ctx, `SELECT first_at, last_at, resources, bytes, changes, horizon
