@@ -8,50 +8,15 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 
+	"github.com/viaduct-mirror/viaduct/internal/testutil"
 	"github.com/viaduct-mirror/viaduct/sim"
 )
 
-// scrape gathers reg and returns the value of name's series whose
-// labels include want; found is false when there is no such series.
-func scrape(t *testing.T, reg *prometheus.Registry, name string, want map[string]string) (v float64, found bool) {
+// scrape is testutil.Metric on reg.
+func scrape(t *testing.T, reg *prometheus.Registry, name string, want map[string]string) (float64, bool) {
 	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatalf("gather: %v", err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-	next:
-		for _, m := range mf.GetMetric() {
-			got := map[string]string{}
-			for _, l := range m.GetLabel() {
-				got[l.GetName()] = l.GetValue()
-			}
-			for k, v := range want {
-				if got[k] != v {
-					continue next
-				}
-			}
-			return value(m), true
-		}
-	}
-	return 0, false
-}
-
-func value(m *dto.Metric) float64 {
-	switch {
-	case m.Counter != nil:
-		return m.Counter.GetValue()
-	case m.Gauge != nil:
-		return m.Gauge.GetValue()
-	case m.Histogram != nil:
-		return float64(m.Histogram.GetSampleCount())
-	}
-	return m.GetUntyped().GetValue()
+	return testutil.Metric(t, reg, name, want)
 }
 
 // TestEverySourceIsReportedBeforeItsFirstPass: an alert comparing a

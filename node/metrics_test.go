@@ -4,50 +4,14 @@ import (
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-
+	"github.com/viaduct-mirror/viaduct/internal/testutil"
 	"github.com/viaduct-mirror/viaduct/sim"
 )
 
-// metricValue is the value of name's series in the node's registry whose
-// labels include want; found is false when there is none.
-func metricValue(t *testing.T, n *Node, name string, want map[string]string) (v float64, found bool) {
+// metricValue is testutil.Metric on the node's registry.
+func metricValue(t *testing.T, n *Node, name string, want map[string]string) (float64, bool) {
 	t.Helper()
-	mfs, err := n.reg.Gather()
-	if err != nil {
-		t.Fatalf("gather: %v", err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-	next:
-		for _, m := range mf.GetMetric() {
-			got := map[string]string{}
-			for _, l := range m.GetLabel() {
-				got[l.GetName()] = l.GetValue()
-			}
-			for k, v := range want {
-				if got[k] != v {
-					continue next
-				}
-			}
-			return sampleValue(m), true
-		}
-	}
-	return 0, false
-}
-
-func sampleValue(m *dto.Metric) float64 {
-	switch {
-	case m.Counter != nil:
-		return m.Counter.GetValue()
-	case m.Gauge != nil:
-		return m.Gauge.GetValue()
-	case m.Histogram != nil:
-		return float64(m.Histogram.GetSampleCount())
-	}
-	return m.GetUntyped().GetValue()
+	return testutil.Metric(t, n.reg, name, want)
 }
 
 // TestNodeMetricsNameEverySourceFromStart scrapes a running node: the
