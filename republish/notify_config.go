@@ -29,9 +29,11 @@ type NotifyConfig struct {
 	// or private addresses, for tests and demonstrations on one machine.
 	// Off by default: a hub should not be a way into the local network.
 	AllowLoopbackCallbacks bool `yaml:"allow_loopback_callbacks"`
-	// Window is how long changes are gathered before they are notified:
-	// every change applied within one window goes out in one payload.
-	// Default 100 ms; at most 1 minute.
+	// Window is how often the notifier looks for changes to notify when
+	// nothing wakes it, and the first delay of its retries. In a node the
+	// applier wakes it after each batch, so a change goes out as soon as
+	// it is in the catalog and a batch is one payload. Default 100 ms; at
+	// most 1 minute.
 	Window time.Duration `yaml:"window"`
 	// MaxEntries is the most changes one payload holds; more are split
 	// into consecutive payloads. Default 1,000; at most 10,000 (what a
