@@ -98,6 +98,9 @@ type Config struct {
 	// PushConfig is how change notifications are received (notify,
 	// push_schedule, quiet_window, subscriber).
 	PushConfig `yaml:",inline"`
+	// DeadLetterConfig is how dead letters come back after a Source
+	// recovers (dead_letter_retries, dead_letter_batch).
+	DeadLetterConfig `yaml:",inline"`
 	// PreferDumps is the default of SourceConfig.PreferDumps: take a
 	// Source's first baseline from its Resource Dump and its catch-up from
 	// the closed packages of its Change Dump, a few large downloads instead
@@ -126,6 +129,7 @@ func Defaults() Config {
 		PassTimeout:      time.Hour,
 		StarvedAfter:     2 * time.Second,
 		PushConfig:       pushDefaults(),
+		DeadLetterConfig: deadLetterDefaults(),
 		PreferDumps:      true,
 		MaxPackageBytes:  4 << 30,
 
@@ -148,6 +152,9 @@ func (c *Config) Validate() error {
 		}
 	}
 	if err := c.PushConfig.validate(); err != nil {
+		return err
+	}
+	if err := c.DeadLetterConfig.validate(); err != nil {
 		return err
 	}
 	switch {

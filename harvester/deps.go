@@ -70,6 +70,9 @@ type Deps struct {
 	OnProgress func(Progress)
 	// ProgressEvery is how often a baseline reports progress; default 5s.
 	ProgressEvery time.Duration
+	// DeadLetters, when set, brings a Source's dead-lettered changes back
+	// after each of its passes that ends well (deadletters.go).
+	DeadLetters DeadLetters
 	// TracerProvider makes the spans of passes and document reads; nil
 	// uses the global provider.
 	TracerProvider trace.TracerProvider

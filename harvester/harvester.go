@@ -24,6 +24,7 @@ type Harvester struct {
 	order   []string
 	sem     chan struct{} // bounds the Sources polled at once
 	ctl     control
+	dead    deadScans // where each Source's last look at its dead letters ended
 
 	mu     sync.Mutex
 	cron   *cron.Cron // set while Run runs

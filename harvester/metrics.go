@@ -24,6 +24,7 @@ type metrics struct {
 	lastPass    *prometheus.GaugeVec   // source
 	cursors     *cursorCollector
 	notify      *notifyMetrics
+	dead        *prometheus.CounterVec // source, outcome
 }
 
 // Error kinds counted in viaduct_harvester_errors_total.
@@ -67,6 +68,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if m.notify, err = newNotifyMetrics(reg); err != nil {
 		return nil, err
 	}
+	if m.dead, err = newDeadLetterMetric(reg); err != nil {
+		return nil, err
+	}
 	return m, nil
 }
 
@@ -85,6 +89,7 @@ func (m *metrics) declare(source string) {
 	m.lastPass.WithLabelValues(source)
 	m.cursors.declare(source)
 	m.notify.declare(source)
+	declareDead(m.dead, source)
 }
 
 // ended records the end of a pass, successful or not.

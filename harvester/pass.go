@@ -55,6 +55,7 @@ func (h *Harvester) pass(ctx context.Context, s *source, sl *slot) error {
 		return err
 	}
 	p.passed(ctx)
+	p.deadLetters(ctx)
 	h.m.ended(s.Name, true)
 	p.log.Debug("pass done", "took", time.Since(start))
 	return nil

@@ -45,6 +45,9 @@ func TestBadUpstream(t *testing.T) {
 
 	cfg := testConfig(t.TempDir(), sourceConfig("bits", bits), sourceConfig("docs", docs), sourceConfig("slow", slow))
 	cfg.Upstream.ResponseHeaderTimeout = 300 * time.Millisecond
+	// Each fault's dead letter stays, whatever the second pass brings back
+	// or drops (TestDeadLettersComeBackAfterAnOutage covers that).
+	cfg.Harvest.DeadLetterRetries = 0
 	logs := &logBuffer{}
 	n := startNode(t, cfg, logs.logger())
 

@@ -44,6 +44,8 @@ func startRoles(ctx context.Context, n *Node, opts Options) (*roles, error) {
 		Leases:    r.leases,
 		Held:      n.cat,
 		Publisher: n.q,
+		// A Source's dead letters come back after its passes that end well.
+		DeadLetters: n.q,
 		// Bitstreams from Dump packages are stored before their changes
 		// are queued; packages are spooled under the data directory.
 		Blobs:          n.blobs,

@@ -149,7 +149,7 @@ func (q *Queue) retry(ctx context.Context, d DeadLetter) error {
 	if err := q.dead.DeleteMsg(ctx, d.Seq); err != nil && !q.deadGone(ctx, d.Seq) {
 		return fmt.Errorf("queue: retry dead letter %d (source %q): remove it after queueing its change: %w", d.Seq, d.Source, err)
 	}
-	q.log.Info("dead letter queued again", "source", d.Source, "seq", d.Seq, "retries", d.Retries+1)
+	q.log.Debug("dead letter queued again", "source", d.Source, "seq", d.Seq, "retries", d.Retries+1)
 	return nil
 }
 
