@@ -60,7 +60,9 @@ func (q *Queue) ListDeadLetters(ctx context.Context, query DeadQuery) ([]DeadLet
 func (q *Queue) eachDeadLetter(ctx context.Context, source string, from, last uint64, fn func(DeadLetter) bool) error {
 	filter := deadFilter(source)
 	for seq := max(from, 1); last == 0 || seq <= last; {
-		raw, err := q.dead.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(filter))
+		rctx, cancel := q.request(ctx)
+		raw, err := q.dead.GetMsg(rctx, seq, jetstream.WithGetMsgSubject(filter))
+		cancel()
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
 			return nil
 		}
@@ -146,7 +148,7 @@ func (q *Queue) retry(ctx context.Context, d DeadLetter) error {
 	if _, err := q.publishMsg(ctx, StreamChanges, msg, id); err != nil {
 		return fmt.Errorf("queue: retry dead letter %d (source %q): queue its change again: %w", d.Seq, d.Source, err)
 	}
-	if err := q.dead.DeleteMsg(ctx, d.Seq); err != nil && !q.deadGone(ctx, d.Seq) {
+	if err := q.deleteDead(ctx, d.Seq); err != nil && !q.deadGone(ctx, d.Seq) {
 		return fmt.Errorf("queue: retry dead letter %d (source %q): remove it after queueing its change: %w", d.Seq, d.Source, err)
 	}
 	q.log.Debug("dead letter queued again", "source", d.Source, "seq", d.Seq, "retries", d.Retries+1)
@@ -237,6 +239,8 @@ func (q *Queue) deadLetterCounts(ctx context.Context) (map[string]uint64, uint64
 // deadGone reports whether DEADLETTER no longer holds seq (another node
 // retried or purged it first).
 func (q *Queue) deadGone(ctx context.Context, seq uint64) bool {
+	ctx, cancel := q.request(ctx)
+	defer cancel()
 	_, err := q.dead.GetMsg(ctx, seq)
 	return errors.Is(err, jetstream.ErrMsgNotFound)
 }

@@ -10,7 +10,9 @@ import (
 // the stream's last sequence when it starts: a change queued again by fn
 // that fails again while the scan runs is not seen a second time.
 func (q *Queue) ScanDeadLetters(ctx context.Context, source string, after uint64, fn func(DeadLetter) bool) error {
-	info, err := q.dead.Info(ctx)
+	rctx, cancel := q.request(ctx)
+	info, err := q.dead.Info(rctx)
+	cancel()
 	if err != nil {
 		return fmt.Errorf("queue: read %s state: %w", StreamDead, err)
 	}
@@ -31,7 +33,7 @@ func (q *Queue) RequeueDeadLetter(ctx context.Context, d DeadLetter) error {
 // logged at debug level only: the caller reports a summary. A dead letter
 // already gone (another node dropped or retried it) is ErrDeadLetterNotFound.
 func (q *Queue) DropDeadLetter(ctx context.Context, d DeadLetter, reason string) error {
-	if err := q.dead.DeleteMsg(ctx, d.Seq); err != nil {
+	if err := q.deleteDead(ctx, d.Seq); err != nil {
 		if q.deadGone(ctx, d.Seq) {
 			return fmt.Errorf("queue: drop dead letter %d (source %q): %w", d.Seq, d.Source, ErrDeadLetterNotFound)
 		}
@@ -39,4 +41,19 @@ func (q *Queue) DropDeadLetter(ctx context.Context, d DeadLetter, reason string)
 	}
 	q.log.Debug("dead letter dropped", "source", d.Source, "seq", d.Seq, "reason", reason)
 	return nil
+}
+
+// request bounds one request to the server as a publish is bounded
+// (Config.PublishTimeout): dead letters are read and removed under a
+// pass's context, which may last an hour, and a lost connection must fail
+// the request, not hold the pass.
+func (q *Queue) request(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, q.publishTimeout())
+}
+
+// deleteDead removes one dead letter, within one request's bound.
+func (q *Queue) deleteDead(ctx context.Context, seq uint64) error {
+	ctx, cancel := q.request(ctx)
+	defer cancel()
+	return q.dead.DeleteMsg(ctx, seq)
 }

@@ -51,9 +51,19 @@ func (q *Queue) publish(ctx context.Context, stream, subject, msgID string, data
 	return q.publishMsg(ctx, stream, msg, msgID)
 }
 
+// publishMsg waits at most Config.PublishTimeout for the server's
+// acknowledgement, whatever ctx allows: a pass's context may last an hour,
+// and a publish that is never acknowledged (a lost connection, a full
+// store) must fail so that the caller retries, not wait that hour.
 func (q *Queue) publishMsg(ctx context.Context, stream string, msg *nats.Msg, msgID string) (*jetstream.PubAck, error) {
-	ack, err := q.js.PublishMsg(ctx, msg, jetstream.WithMsgID(headerSafeID(msgID)), jetstream.WithExpectStream(stream))
+	d := q.publishTimeout()
+	pctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	ack, err := q.js.PublishMsg(pctx, msg, jetstream.WithMsgID(headerSafeID(msgID)), jetstream.WithExpectStream(stream))
 	if err != nil {
+		if ctx.Err() == nil && pctx.Err() != nil {
+			return nil, fmt.Errorf("no acknowledgement within %s: %w (%w)", d, ErrPublishTimeout, err)
+		}
 		return nil, err
 	}
 	if ack.Duplicate {

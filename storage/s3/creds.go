@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"time"
 
 	"github.com/minio/minio-go/v7/pkg/credentials"
 )
@@ -64,6 +65,9 @@ func (c *Config) transport() (http.RoundTripper, error) {
 		return nil, fmt.Errorf("s3 ca_file %s: no PEM certificate in it", c.CAFile)
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
+	// As minio-go's own transport: a server that accepts a request and
+	// never answers fails it, rather than holding a worker for ever.
+	tr.ResponseHeaderTimeout = time.Minute
 	tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	return tr, nil
 }
