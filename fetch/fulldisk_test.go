@@ -61,10 +61,10 @@ func fill(t *testing.T, path string) {
 // nothing waits for ever. With the blobs on the full disk, once it is
 // grown every change is stored and published, none dead-lettered. With
 // only the JetStream store full, each publish fails after
-// queue.publish_timeout and is retried; the embedded server disables
-// JetStream when its store cannot be written, and only a restart of the
-// queue brings it back, so that case stops at showing the workers do not
-// freeze.
+// queue.publish_timeout and is retried; the queue restarts JetStream once
+// its store can be written again (queue.TestStoreFullThenGrown,
+// node.TestFullDataDirResumes), so that case stops at showing the workers
+// do not freeze.
 func TestFullDataDirDelaysWorkers(t *testing.T) {
 	for _, blobsOnDisk := range []bool{true, false} {
 		name := map[bool]string{true: "store_and_blobs", false: "store_only"}[blobsOnDisk]

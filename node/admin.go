@@ -95,6 +95,7 @@ func (n *Node) probes() {
 		}
 		return nil
 	})
+	n.ready.Probe("nats store", func(context.Context) error { return n.q.StoreFault() })
 	n.ready.Probe("blobs", func(ctx context.Context) error {
 		_, err := n.blobs.Stat(ctx, probeKey)
 		if err == nil || errors.Is(err, storage.ErrNotFound) {

@@ -61,9 +61,10 @@ func (q *Queue) PublishChanges(ctx context.Context, cs []*viaduct.Change) error 
 // pendingPub is one change sent and not yet acknowledged: its future, or
 // the acknowledgement of the synchronous fallback.
 type pendingPub struct {
-	c   *viaduct.Change
-	f   jetstream.PubAckFuture
-	ack *jetstream.PubAck
+	c    *viaduct.Change
+	f    jetstream.PubAckFuture
+	ack  *jetstream.PubAck
+	sent time.Time // when it was sent: its wait is bounded from then
 }
 
 // publishChangeAsync sends one change without waiting for its
@@ -80,7 +81,7 @@ func (q *Queue) publishChangeAsync(ctx context.Context, c *viaduct.Change) (pend
 	id := headerSafeID(c.MsgID())
 	f, err := q.js.PublishMsgAsync(msg, jetstream.WithMsgID(id), jetstream.WithExpectStream(StreamChanges))
 	if err == nil {
-		return pendingPub{c: c, f: f}, nil
+		return pendingPub{c: c, f: f, sent: time.Now()}, nil
 	}
 	if !errors.Is(err, jetstream.ErrTooManyStalledMsgs) {
 		return pendingPub{}, fmt.Errorf("queue: publish change of %s (%s) from source %q: %w", c.URI, c.Op, c.Source, err)
@@ -92,12 +93,15 @@ func (q *Queue) publishChangeAsync(ctx context.Context, c *viaduct.Change) (pend
 	return pendingPub{c: c, ack: ack}, nil
 }
 
-// awaitPub waits for one change's acknowledgement and counts it.
+// awaitPub waits for one change's acknowledgement and counts it. The
+// wait ends queue.publish_timeout after the change was sent, so that a
+// batch whose acknowledgements are all lost (a store that cannot be
+// written) fails after one timeout, not one per change.
 func (q *Queue) awaitPub(ctx context.Context, p pendingPub) error {
 	if p.ack != nil {
 		return nil // counted by publishMsg
 	}
-	t := time.NewTimer(q.publishTimeout())
+	t := time.NewTimer(max(0, q.publishTimeout()-time.Since(p.sent)))
 	defer t.Stop()
 	select {
 	case <-t.C:

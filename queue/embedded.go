@@ -18,7 +18,9 @@ const startTimeout = 30 * time.Second
 // startServer runs nats-server with JetStream inside the process, storing
 // in cfg.Dir, within cfg's memory and disk limits. It never writes to
 // stdout: the server's lines go to log, its notices only with cfg.Debug.
-func startServer(ctx context.Context, cfg *Config, log *slog.Logger) (*server.Server, error) {
+// guard, when not nil, is told of every error line and then watches the
+// server's store (see storeGuard).
+func startServer(ctx context.Context, cfg *Config, log *slog.Logger, guard *storeGuard) (*server.Server, error) {
 	host, port, err := splitListen(cfg.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("queue: embedded server listen: %w", err)
@@ -38,7 +40,7 @@ func startServer(ctx context.Context, cfg *Config, log *slog.Logger) (*server.Se
 	if err != nil {
 		return nil, fmt.Errorf("queue: configure embedded server in %s: %w", cfg.Dir, err)
 	}
-	sl := &serverLog{log: log.With("component", "nats-server"), debug: cfg.Debug}
+	sl := &serverLog{log: log.With("component", "nats-server"), debug: cfg.Debug, guard: guard}
 	s.SetLoggerV2(sl, cfg.Debug, false, false)
 	s.Start()
 
@@ -57,6 +59,14 @@ func startServer(ctx context.Context, cfg *Config, log *slog.Logger) (*server.Se
 		s.WaitForShutdown()
 		return nil, fmt.Errorf("queue: start embedded server with JetStream in %s: %w", cfg.Dir, sl.failure())
 	}
+	if guard != nil {
+		// The same JetStream configuration the server started with.
+		guard.start(s, server.JetStreamConfig{
+			StoreDir: opts.StoreDir, MaxMemory: opts.JetStreamMaxMemory, MaxStore: opts.JetStreamMaxStore,
+			SyncInterval: opts.SyncInterval, SyncAlways: opts.SyncAlways, Strict: !opts.NoJetStreamStrict,
+			Domain: opts.JetStreamDomain, CompressOK: true, UniqueTag: opts.JetStreamUniqueTag,
+		})
+	}
 	return s, nil
 }
 
@@ -66,6 +76,7 @@ func startServer(ctx context.Context, cfg *Config, log *slog.Logger) (*server.Se
 type serverLog struct {
 	log   *slog.Logger
 	debug bool
+	guard *storeGuard
 
 	mu    sync.Mutex
 	last  string
@@ -80,7 +91,11 @@ func (l *serverLog) Noticef(format string, v ...any) {
 	}
 }
 
-func (l *serverLog) Warnf(format string, v ...any) { l.log.Warn(fmt.Sprintf(format, v...)) }
+func (l *serverLog) Warnf(format string, v ...any) {
+	msg := fmt.Sprintf(format, v...)
+	l.log.Warn(msg)
+	l.guard.noticed(msg)
+}
 
 func (l *serverLog) Fatalf(format string, v ...any) { l.remember(true, format, v) }
 
@@ -97,6 +112,7 @@ func (l *serverLog) Tracef(format string, v ...any) {}
 func (l *serverLog) remember(fatal bool, format string, v []any) {
 	msg := fmt.Sprintf(format, v...)
 	l.log.Error(msg)
+	l.guard.noticed(msg)
 	l.mu.Lock()
 	l.last = msg
 	l.fatal = l.fatal || fatal

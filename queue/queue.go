@@ -23,7 +23,8 @@ type Queue struct {
 	prop    propagation.TextMapPropagator
 	metrics *metrics
 
-	srv *server.Server // nil on an external cluster
+	srv   *server.Server // nil on an external cluster
+	guard *storeGuard    // restarts the embedded server's JetStream after a store fault
 	nc  *nats.Conn
 	js  jetstream.JetStream
 
@@ -73,7 +74,9 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*Queue, error) 
 		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { logger.Warn("nats async error", "err", err) }),
 	}
 	if cfg.Embedded() {
-		if q.srv, err = startServer(ctx, &cfg, logger); err != nil {
+		q.guard = newStoreGuard(cfg.Dir, logger)
+		q.guard.tidy, q.guard.tidyLater = q.tidyChanges, 2*cfg.AckWait
+		if q.srv, err = startServer(ctx, &cfg, logger, q.guard); err != nil {
 			return nil, err
 		}
 		url = q.srv.ClientURL()
@@ -135,6 +138,7 @@ func (q *Queue) Close() error {
 }
 
 func (q *Queue) stopServer() {
+	q.guard.close()
 	if q.srv != nil {
 		q.srv.Shutdown()
 		q.srv.WaitForShutdown()
