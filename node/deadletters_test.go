@@ -128,3 +128,40 @@ func checkBlob(t *testing.T, n *Node, uri, sha string) {
 		t.Errorf("%s: blob %s holds bytes hashing to %s", uri, sha, got)
 	}
 }
+
+// TestDeadLettersComeBackOnceInACluster: two nodes share one queue and
+// pass over the Source at the same moments, as their schedules would.
+// Only the node that holds the Source's lease runs the passes, so every
+// dead letter is queued again by one node, once.
+func TestDeadLettersComeBackOnceInACluster(t *testing.T) {
+	src := startSource(t, sim.Config{Resources: 20, Seed: 162})
+	setFault(t, src, "/res/*", sim.Fault{Status: http.StatusServiceUnavailable})
+	shared := t.TempDir()
+	c := startClusterOf(t, src, 2, func(cfg *Config) {
+		cfg.Blobs.Dir, cfg.Blobs.Shared = shared, true
+		cfg.Republish.Notify.Enabled = false
+	})
+	c.syncAll(t)
+	waitFor(t, time.Minute, "every change to be dead-lettered", func() bool {
+		return c.settled(t) && len(deadLetters(t, c.nodes[0])) == 20
+	})
+	src.ClearFaults()
+	for range 3 {
+		c.syncAll(t)
+	}
+	waitFor(t, time.Minute, "every dead letter to come back and be applied", func() bool {
+		return c.settled(t) && len(deadLetters(t, c.nodes[0])) == 0
+	})
+	var requeued []float64
+	for _, n := range c.nodes {
+		v, _ := metricValue(t, n, "viaduct_harvester_dead_letters_total", map[string]string{"source": "s", "outcome": "requeued"})
+		requeued = append(requeued, v)
+		checkHeld(t, n, "s", src.Snapshot())
+	}
+	if requeued[0]+requeued[1] != 20 || requeued[0]*requeued[1] != 0 {
+		t.Errorf("dead letters queued again by each node: %v, want 20 by one node", requeued)
+	}
+	if h := c.holder(t, sourceLeaseName); h < 0 || requeued[h] != 20 {
+		t.Errorf("the lease is held by node %d, the letters were queued again as %v", h, requeued)
+	}
+}
