@@ -92,6 +92,15 @@ type Config struct {
 	// Source answers, so slow Sources never hold every slot. 0 keeps the
 	// slot however long the wait. Default 2s.
 	StarvedAfter time.Duration `yaml:"starved_after"`
+	// ProgressTimeout is how long a pass may wait on its Source (for the
+	// answer to a GET, or for the next entry of a document) without
+	// reading a new entry or finishing a document; past it the pass ends,
+	// failed, and the Source is polled again at its next schedule. Time
+	// spent waiting for the queue or the fetch workers does not count.
+	// With StarvedAfter it keeps a trickling Source from holding its pass
+	// (and the Source's lease) for up to PassTimeout. 0 turns it off.
+	// Default 5m.
+	ProgressTimeout time.Duration `yaml:"progress_timeout"`
 	// PassTimeout bounds one pass over one Source, baseline included.
 	// Default 1h.
 	PassTimeout time.Duration `yaml:"pass_timeout"`
@@ -128,6 +137,7 @@ func Defaults() Config {
 		MaxBacklog:       20_000,
 		PassTimeout:      time.Hour,
 		StarvedAfter:     2 * time.Second,
+		ProgressTimeout:  5 * time.Minute,
 		PushConfig:       pushDefaults(),
 		DeadLetterConfig: deadLetterDefaults(),
 		PreferDumps:      true,
@@ -170,6 +180,8 @@ func (c *Config) Validate() error {
 		return errors.New("pass_timeout: must be positive")
 	case c.StarvedAfter < 0:
 		return errors.New("starved_after: must not be negative")
+	case c.ProgressTimeout < 0:
+		return errors.New("progress_timeout: must not be negative")
 	case c.MaxPackageBytes <= 0:
 		return errors.New("max_package_bytes: must be positive")
 	}

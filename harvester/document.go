@@ -41,16 +41,18 @@ func (p *pass) open(ctx context.Context, uri string, prev validators) (d *docume
 		}
 	}()
 	var resp *upstream.Response
-	err = p.slot.waiting(ctx, func() (err error) {
-		resp, err = p.client.Get(ctx, upstream.Request{
-			URI:          uri,
-			Source:       p.src.Name,
-			ETag:         prev.ETag,
-			LastModified: prev.LastModified,
-			Gzip:         true,
-			MaxBytes:     p.h.cfg.MaxDocumentBytes,
+	err = p.slot.waiting(ctx, func() error {
+		return p.watch.waiting(func() (err error) {
+			resp, err = p.client.Get(ctx, upstream.Request{
+				URI:          uri,
+				Source:       p.src.Name,
+				ETag:         prev.ETag,
+				LastModified: prev.LastModified,
+				Gzip:         true,
+				MaxBytes:     p.h.cfg.MaxDocumentBytes,
+			})
+			return err
 		})
-		return err
 	})
 	if err != nil {
 		p.h.m.errors.WithLabelValues(p.src.Name, kindFetch).Inc()
@@ -65,7 +67,11 @@ func (p *pass) open(ctx context.Context, uri string, prev validators) (d *docume
 	lim.MaxBytes = p.h.cfg.MaxDocumentBytes
 	lim.MaxDecompressed = p.h.cfg.MaxDocumentBytes
 	body := newSpoolBody(p.slot.reader(ctx, resp.Body))
-	r, err := resourcesync.NewReader(body, lim)
+	var r *resourcesync.Reader
+	p.watch.waiting(func() error {
+		r, err = resourcesync.NewReader(body, lim)
+		return nil
+	})
 	if err != nil {
 		body.Close()
 		p.h.m.errors.WithLabelValues(p.src.Name, kindDocument).Inc()
@@ -81,9 +87,15 @@ func (p *pass) open(ctx context.Context, uri string, prev validators) (d *docume
 // skipped entry for a deleted resource.
 func (p *pass) next(d *document) (e *resourcesync.Entry, err error) {
 	for {
-		e, err = d.r.Next()
+		p.watch.waiting(func() error {
+			e, err = d.r.Next()
+			return nil
+		})
 		if err == nil {
 			p.listed.Add(1)
+		}
+		if err == nil || errors.Is(err, io.EOF) {
+			p.watch.progressed()
 		}
 		if err == nil || errors.Is(err, io.EOF) {
 			return e, err

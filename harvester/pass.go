@@ -21,7 +21,8 @@ type pass struct {
 	client *upstream.Client
 	policy *upstream.Policy
 	log    *slog.Logger
-	slot   *slot // nil: the pass waits holding its share
+	slot   *slot          // nil: the pass waits holding its share
+	watch  *progressWatch // the progress deadline; nil: none
 	st     state
 	// badEntries counts entries skipped because they could not be read.
 	badEntries int
@@ -44,8 +45,11 @@ type capabilities map[string]string
 func (h *Harvester) pass(ctx context.Context, s *source, sl *slot) error {
 	p := &pass{h: h, src: s, client: s.client, policy: s.policy, slot: sl, log: h.log.With("source", s.Name, "collection", s.Collection)}
 	start := time.Now()
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	p.watch = newProgressWatch(h.cfg.ProgressTimeout, stop)
 	ctx, span := h.startPass(ctx, s)
-	err := p.do(ctx)
+	err := stalledPass(ctx, s.Name, p.do(ctx))
 	endSpan(span, err)
 	p.logRefusals()
 	h.m.lag(s.Name, p.st.changes) // as far as it durably got, even when failing
