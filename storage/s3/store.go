@@ -22,6 +22,20 @@ type Store struct {
 	client *minio.Client
 	cfg    Config
 	log    *slog.Logger
+	stall  time.Duration // 0: uploadStall
+}
+
+// uploadStall is how long a streamed upload may make no progress (the
+// server reads none of a part, or does not answer once the last part is
+// sent) before it is ended and the write fails. One part (PartSize, 16
+// MiB by default) must get through in that time: 5 minutes is 56 KB/s.
+const uploadStall = 5 * time.Minute
+
+func (s *Store) stallAfter() time.Duration {
+	if s.stall > 0 {
+		return s.stall
+	}
+	return uploadStall
 }
 
 var (

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/minio/minio-go/v7"
@@ -24,6 +25,7 @@ const maxCopySize = 5 << 30
 var (
 	errClosed  = errors.New("blob writer already committed or aborted")
 	errAborted = errors.New("blob write aborted")
+	errStalled = errors.New("upload made no progress")
 )
 
 // writer is one blob being written. It holds the bytes while they fit in
@@ -40,6 +42,12 @@ type writer struct {
 	tmp    string
 	pw     *io.PipeWriter
 	result chan upload
+	pr     *io.PipeReader
+	cancel context.CancelFunc // ends the upload
+	// stalled is set, and stall closed, when the upload made no progress
+	// for Store.stall and was given up.
+	stalled atomic.Bool
+	stall   chan struct{}
 
 	uploaded bool   // the temporary object exists
 	key      string // set once committed
@@ -75,11 +83,11 @@ func (w *writer) Write(p []byte) (int, error) {
 		w.stream()
 		held := w.buf
 		w.buf = nil
-		if _, err := w.pw.Write(held); err != nil {
+		if _, err := w.pipeWrite(held); err != nil {
 			return 0, w.uploadErr(err)
 		}
 	}
-	n, err := w.pw.Write(p)
+	n, err := w.pipeWrite(p)
 	w.h.Write(p[:n])
 	if err != nil {
 		return n, w.uploadErr(err)
@@ -93,9 +101,11 @@ func (w *writer) stream() {
 	rand.Read(rnd[:])
 	w.tmp = w.s.tmpPrefix() + hex.EncodeToString(rnd[:])
 	pr, pw := io.Pipe()
-	w.pw, w.result = pw, make(chan upload, 1)
+	uctx, cancel := context.WithCancel(w.ctx)
+	w.pr, w.pw, w.result, w.cancel, w.stall = pr, pw, make(chan upload, 1), cancel, make(chan struct{})
 	go func() {
-		info, err := w.s.client.PutObject(w.ctx, w.s.cfg.Bucket, w.tmp, pr, -1, minio.PutObjectOptions{
+		defer cancel()
+		info, err := w.s.client.PutObject(uctx, w.s.cfg.Bucket, w.tmp, pr, -1, minio.PutObjectOptions{
 			PartSize:    w.s.cfg.PartSize,
 			ContentType: "application/octet-stream",
 		})
@@ -106,7 +116,49 @@ func (w *writer) stream() {
 	}()
 }
 
+// watched runs f, a wait on the upload, and ends the upload when f has
+// made no progress for Store.stall: a server that takes a request and then
+// reads nothing would otherwise hold the writer, and the fetch worker
+// behind it, until TCP gives up, or for ever.
+func (w *writer) watched(f func()) {
+	t := time.AfterFunc(w.s.stallAfter(), w.giveUp)
+	f()
+	t.Stop()
+}
+
+// giveUp ends a stalled upload and every wait on it. The upload goroutine
+// may still be telling the server to drop the upload; it ends by itself.
+func (w *writer) giveUp() {
+	if w.stalled.CompareAndSwap(false, true) {
+		w.cancel()
+		w.pr.CloseWithError(errStalled)
+		close(w.stall)
+	}
+}
+
+// outcome waits, under the stall watch, for the upload goroutine's report.
+func (w *writer) outcome() upload {
+	var up upload
+	w.watched(func() {
+		select {
+		case up = <-w.result:
+		case <-w.stall:
+			up.err = errStalled
+		}
+	})
+	return up
+}
+
+// pipeWrite hands p to the upload under the stall watch.
+func (w *writer) pipeWrite(p []byte) (n int, err error) {
+	w.watched(func() { n, err = w.pw.Write(p) })
+	return n, err
+}
+
 func (w *writer) uploadErr(err error) error {
+	if w.stalled.Load() {
+		err = fmt.Errorf("no progress for %s: %w", w.s.stallAfter(), err)
+	}
 	return fmt.Errorf("uploading temporary blob %s to s3 bucket %s: %w", w.tmp, w.s.cfg.Bucket, explain(err))
 }
 
@@ -163,10 +215,10 @@ func (w *writer) putSmall(ctx context.Context, key string) error {
 // every byte written, and copies it to its final name.
 func (w *writer) commitStreamed(ctx context.Context, key string) error {
 	w.pw.Close()
-	up := <-w.result
+	up := w.outcome()
 	w.pw = nil
 	if up.err != nil {
-		return up.err
+		return w.uploadErr(up.err)
 	}
 	w.uploaded = true
 	if up.size != w.h.Len() {
@@ -201,7 +253,8 @@ func (w *writer) Abort() error {
 	w.buf = nil
 	if w.pw != nil {
 		w.pw.CloseWithError(errAborted)
-		<-w.result // a failed upload is aborted by the client
+		w.cancel()  // an upload waiting on the server ends now
+		w.outcome() // a failed upload is aborted by the client
 		w.pw = nil
 	}
 	w.removeTemporary()
