@@ -55,6 +55,14 @@ type Change struct {
 	// A fetch worker then publishes the event without a GET, as long as
 	// the blob is still there; otherwise it fetches as usual.
 	Blob *StoredBlob `json:"blob,omitempty"`
+	// Fresh says the change comes from a baseline that began with the
+	// collection holding nothing: a fetch worker taking it for the first
+	// time need not ask the catalog what it holds of the URI or of its
+	// hash, the two reads that cost most of a first baseline's work. A
+	// later delivery asks all the same (a crash may have left the
+	// resource applied), and any event it publishes in vain is outranked
+	// or recognised as a duplicate.
+	Fresh bool `json:"fresh,omitempty"`
 }
 
 // StoredBlob is a bitstream already committed to the blob store, with the

@@ -15,11 +15,12 @@ type Config struct {
 	// client still apply across them. Most of a change's time is spent
 	// waiting (the Source, the blob store's sync rounds, JetStream), not
 	// computing, and the directory store syncs the blobs of all the
-	// workers waiting together in one round, so a two-core node ingests
+	// copies waiting together in one round, so a two-core node ingests
 	// fastest with many more workers than cores (docs/fetching.md). A
-	// worker gives the Source's host slot back once the body is read, so
-	// one waiting for its sync round holds nothing of the Source's.
-	// Default 128.
+	// worker gives the Source's host slot back once the body is read and
+	// hands the verified copy on to be committed and announced, so up to
+	// twice Workers more changes are on their way to the disk and EVENTS
+	// while the workers read the next ones. Default 128.
 	Workers int `yaml:"workers"`
 	// MaxBlobBytes caps one bitstream. A larger body, or a declared length
 	// above it, is dead-lettered without being stored. Default 5 GiB.

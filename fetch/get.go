@@ -13,6 +13,7 @@ import (
 	"github.com/viaduct-mirror/viaduct"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
+	"github.com/viaduct-mirror/viaduct/storage"
 	"github.com/viaduct-mirror/viaduct/upstream"
 )
 
@@ -20,17 +21,17 @@ import (
 // mirrors, and returns the event of the verified, committed copy. When
 // every URI failed, the failure most likely to pass on a later delivery
 // decides, and the evidence lists what each URI did.
-func (p *Pool) fetch(ctx context.Context, msg *queue.ChangeMsg, client *upstream.Client, wait time.Duration, log *slog.Logger) (*viaduct.Event, *failure) {
+func (p *Pool) fetch(ctx context.Context, msg *queue.ChangeMsg, client *upstream.Client, wait time.Duration, log *slog.Logger) (*staged, *failure) {
 	c := msg.Change
 	var best *failure
 	var tried []string
 	for _, uri := range candidates(c) {
-		ev, f := p.fetchOne(ctx, c, client, uri, wait)
+		st, f := p.fetchOne(ctx, c, client, uri, wait)
 		if f == nil {
 			if uri != c.URI {
 				log.Info("bitstream read from a mirror", "mirror", uri)
 			}
-			return ev, nil
+			return st, nil
 		}
 		tried = append(tried, uri+": "+f.Error())
 		// A busy host (nothing was sent; the change is parked or handed
@@ -52,9 +53,10 @@ func (p *Pool) fetch(ctx context.Context, msg *queue.ChangeMsg, client *upstream
 }
 
 // fetchOne GETs uri, streams the body into a new blob while hashing it,
-// checks the declared length and hashes, and commits. A copy that does not
-// match is aborted, never committed.
-func (p *Pool) fetchOne(ctx context.Context, c *viaduct.Change, client *upstream.Client, uri string, wait time.Duration) (*viaduct.Event, *failure) {
+// and checks the declared length and hashes: the copy it returns is
+// verified, not yet committed (see staged). A copy that does not match is
+// aborted, never committed.
+func (p *Pool) fetchOne(ctx context.Context, c *viaduct.Change, client *upstream.Client, uri string, wait time.Duration) (*staged, *failure) {
 	start := time.Now()
 	defer func() { p.m.duration.WithLabelValues(c.Source).Observe(time.Since(start).Seconds()) }()
 	resp, err := client.Get(ctx, upstream.Request{URI: uri, Source: c.Source, MaxBytes: p.cfg.MaxBlobBytes, HostWait: wait, Declared: c.Length})
@@ -69,7 +71,12 @@ func (p *Pool) fetchOne(ctx context.Context, c *viaduct.Change, client *upstream
 	if err != nil {
 		return nil, p.storeFailure(ctx, c, uri, fmt.Errorf("start blob: %w", err))
 	}
-	defer w.Abort()
+	handed := false
+	defer func() {
+		if !handed {
+			w.Abort()
+		}
+	}()
 
 	bp := p.bufs.Get().(*[]byte)
 	src := &readErr{r: resp.Body}
@@ -99,15 +106,36 @@ func (p *Pool) fetchOne(ctx context.Context, c *viaduct.Change, client *upstream
 	if f := verify(c, uri, resp.Status, size, sums); f != nil {
 		return nil, f
 	}
-	key, err := w.Commit(ctx)
+	handed = true
+	ev := newEvent(c, sums.Get(resourcesync.SHA256), sums.Get(resourcesync.MD5), size, typeOr(c.Type, resp.Header.Get("Content-Type")))
+	return &staged{w: w, c: c, uri: uri, ev: ev}, nil
+}
+
+// staged is a copy read and verified, not yet committed. A commit waits
+// for a sync round of the blob store, so the worker that read the copy
+// hands it on (see handle) and turns to its next change: how many copies
+// are on their way to the disk at once is not bounded by how many are
+// being read, and each sync round covers more of them.
+type staged struct {
+	w   storage.BlobWriter
+	c   *viaduct.Change
+	uri string
+	ev  *viaduct.Event // the event of the copy once committed
+}
+
+// commit makes the staged copy durable under its key.
+func (p *Pool) commit(ctx context.Context, s *staged) *failure {
+	defer s.w.Abort()
+	key, err := s.w.Commit(ctx)
 	if err != nil {
-		return nil, p.storeFailure(ctx, c, uri, fmt.Errorf("commit blob %s: %w", sums.Get(resourcesync.SHA256), err))
+		return p.storeFailure(ctx, s.c, s.uri, fmt.Errorf("commit blob %s: %w", s.ev.SHA256, err))
 	}
-	p.m.fetched.WithLabelValues(c.Source).Inc()
-	if p.afterCommit != nil && p.afterCommit(c) != nil {
-		return nil, &failure{reason: "abandoned", abandoned: true, err: errAbandoned}
+	s.ev.SHA256 = key
+	p.m.fetched.WithLabelValues(s.c.Source).Inc()
+	if p.afterCommit != nil && p.afterCommit(s.c) != nil {
+		return &failure{reason: "abandoned", abandoned: true, err: errAbandoned}
 	}
-	return newEvent(c, key, sums.Get(resourcesync.MD5), size, typeOr(c.Type, resp.Header.Get("Content-Type"))), nil
+	return nil
 }
 
 // verify compares what was read with what the Source declared. A mismatch

@@ -41,7 +41,7 @@ func (p *Pool) handle(ctx context.Context, msg *queue.ChangeMsg, wait time.Durat
 		span.End()
 	}
 	log := p.log.With("source", c.Source, "uri", c.URI, "sha256", c.Hash.Get(resourcesync.SHA256))
-	ev, skip, f := p.decide(ctx, msg, wait, log)
+	st, skip, f := p.decide(ctx, msg, wait, log)
 	if f != nil && f.abandoned {
 		end()
 		return errAbandoned
@@ -57,43 +57,71 @@ func (p *Pool) handle(ctx context.Context, msg *queue.ChangeMsg, wait time.Durat
 		p.fail(ctx, msg, f, log)
 		return nil
 	}
-	if ev == nil {
+	if st == nil {
 		defer end()
 		p.acked(ctx, msg, nil, skip, span, log)
 		return nil
 	}
 	if ap, ok := p.deps.Events.(AsyncPublisher); ok && p.completions != nil {
-		pe, err := ap.PublishEventAsync(ctx, ev)
-		if err != nil {
-			defer end()
-			p.publishFailed(ctx, msg, err, span, log)
-			return nil
-		}
-		// A slot bounds the changes waiting for their events' acks.
+		// A slot bounds the changes past their reading: being committed,
+		// or waiting for their events' acks.
 		p.slots <- struct{}{}
 		p.completions.Go(func() {
 			defer func() { <-p.slots }()
 			defer end()
+			if ok, _ := p.committed(ctx, msg, st, span, log); !ok {
+				return
+			}
+			pe, err := ap.PublishEventAsync(ctx, st.ev)
+			if err != nil {
+				p.publishFailed(ctx, msg, err, span, log)
+				return
+			}
 			if _, err := pe.Wait(ctx); err != nil {
 				p.publishFailed(ctx, msg, err, span, log)
 				return
 			}
-			if p.published(msg, ev, span) {
-				p.acked(ctx, msg, ev, skip, span, log)
+			if p.published(msg, st.ev, span) {
+				p.acked(ctx, msg, st.ev, skip, span, log)
 			}
 		})
 		return nil
 	}
 	defer end()
-	if _, err := p.deps.Events.PublishEvent(ctx, ev); err != nil {
+	if ok, abandoned := p.committed(ctx, msg, st, span, log); abandoned {
+		return errAbandoned
+	} else if !ok {
+		return nil
+	}
+	if _, err := p.deps.Events.PublishEvent(ctx, st.ev); err != nil {
 		p.publishFailed(ctx, msg, err, span, log)
 		return nil
 	}
-	if !p.published(msg, ev, span) {
+	if !p.published(msg, st.ev, span) {
 		return errAbandoned
 	}
-	p.acked(ctx, msg, ev, skip, span, log)
+	p.acked(ctx, msg, st.ev, skip, span, log)
 	return nil
+}
+
+// committed commits a staged copy (a skip's event has none to commit).
+// It is not ok when the commit failed (the change has its verdict) or
+// when the test hook stood for a crash after it (abandoned: the change is
+// left unacknowledged).
+func (p *Pool) committed(ctx context.Context, msg *queue.ChangeMsg, st *staged, span trace.Span, log *slog.Logger) (ok, abandoned bool) {
+	if st.w == nil {
+		return true, false
+	}
+	f := p.commit(ctx, st)
+	switch {
+	case f == nil:
+		return true, false
+	case f.abandoned:
+		return false, true
+	}
+	span.SetStatus(codes.Error, f.Error())
+	p.fail(ctx, msg, f, log)
+	return false, false
 }
 
 // publishFailed hands the change back: its event was not stored.
@@ -131,7 +159,7 @@ func (p *Pool) acked(ctx context.Context, msg *queue.ChangeMsg, ev *viaduct.Even
 // decide works out what to do with the change: an event to publish (nil
 // for none), the reason it was handled without a fetch (empty when it was
 // fetched), or a failure.
-func (p *Pool) decide(ctx context.Context, msg *queue.ChangeMsg, wait time.Duration, log *slog.Logger) (*viaduct.Event, string, *failure) {
+func (p *Pool) decide(ctx context.Context, msg *queue.ChangeMsg, wait time.Duration, log *slog.Logger) (*staged, string, *failure) {
 	c := msg.Change
 	client := p.deps.Client(c.Source)
 	if client == nil {
@@ -139,7 +167,8 @@ func (p *Pool) decide(ctx context.Context, msg *queue.ChangeMsg, wait time.Durat
 	}
 	switch c.Op {
 	case resourcesync.Deleted:
-		return p.deleted(ctx, c)
+		ev, skip, f := p.deleted(ctx, c)
+		return done(ev), skip, f
 	case resourcesync.Created, resourcesync.Updated:
 	default:
 		return nil, "", &failure{reason: "bad_change", err: fmt.Errorf("unknown change %q", c.Op), evidence: evidence(c, c.URI)}
@@ -147,15 +176,23 @@ func (p *Pool) decide(ctx context.Context, msg *queue.ChangeMsg, wait time.Durat
 	if c.Length != nil && *c.Length > p.cfg.MaxBlobBytes {
 		return nil, "", &failure{reason: "too_large", err: fmt.Errorf("declared length %d is above max_blob_bytes %d", *c.Length, p.cfg.MaxBlobBytes), evidence: evidence(c, c.URI)}
 	}
-	ev, skip, err := p.skip(ctx, c)
+	ev, skip, err := p.skip(ctx, c, c.Fresh && msg.Delivered <= 1)
 	if err != nil {
 		return nil, "", &failure{reason: "lookup", retry: true, err: err, evidence: evidence(c, c.URI)}
 	}
 	if skip != "" {
-		return ev, skip, nil
+		return done(ev), skip, nil
 	}
-	ev, f := p.fetch(ctx, msg, client, wait, log)
-	return ev, "", f
+	st, f := p.fetch(ctx, msg, client, wait, log)
+	return st, "", f
+}
+
+// done wraps an event that needs no commit (nil for none).
+func done(ev *viaduct.Event) *staged {
+	if ev == nil {
+		return nil
+	}
+	return &staged{ev: ev}
 }
 
 // newEvent is the event recording the aggregator's copy of c.

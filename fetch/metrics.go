@@ -41,7 +41,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		dead: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "dead_lettered_total",
 			Help: "Changes dead-lettered, by reason."}, []string{"source", "reason"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "duration_seconds",
-			Help:    "Time to GET, store and verify one bitstream, successful or not.",
+			Help:    "Time to GET one bitstream into a temporary blob and verify it, successful or not; its commit (a sync round of the store) comes after, outside this time.",
 			Buckets: prometheus.ExponentialBuckets(0.005, 4, 10)}, []string{"source"}),
 		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "in_flight",
 			Help: "Changes being handled now."}, []string{"source"}),

@@ -36,9 +36,12 @@ type Pool struct {
 	// that worker.
 	afterCommit func(*viaduct.Change) error
 
-	// completions are the changes whose events are sent and not yet
-	// acknowledged (see handle); slots bounds them to cfg.Workers. Both
-	// are set by Run, before any worker starts.
+	// completions are the changes read and verified whose copies are
+	// being committed or whose events are not yet acknowledged (see
+	// handle); slots bounds them to twice cfg.Workers, which with the
+	// workers and the parked changes stays under the CHANGES consumer's
+	// pending window at the defaults. Both are set by Run, before any
+	// worker starts.
 	completions *sync.WaitGroup
 	slots       chan struct{}
 
@@ -118,7 +121,7 @@ func (p *Pool) Run(ctx context.Context) error {
 
 	errc := make(chan error, p.cfg.Workers)
 	var wg sync.WaitGroup
-	p.completions, p.slots = &sync.WaitGroup{}, make(chan struct{}, p.cfg.Workers)
+	p.completions, p.slots = &sync.WaitGroup{}, make(chan struct{}, 2*p.cfg.Workers)
 	for range p.cfg.Workers {
 		wg.Go(func() {
 			if err := p.work(runCtx, workCtx); err != nil {

@@ -25,9 +25,10 @@ const (
 
 // skip looks for a reason not to fetch a created or updated resource:
 // the node already has its bytes. It returns the event to publish (nil for
-// none) and the reason, or "" when the bitstream must be fetched.
-func (p *Pool) skip(ctx context.Context, c *viaduct.Change) (*viaduct.Event, string, error) {
-	if p.deps.Catalog != nil {
+// none) and the reason, or "" when the bitstream must be fetched. A
+// fresh change (see viaduct.Change.Fresh) is not looked up in the catalog.
+func (p *Pool) skip(ctx context.Context, c *viaduct.Change, fresh bool) (*viaduct.Event, string, error) {
+	if p.deps.Catalog != nil && !fresh {
 		l, found, err := p.deps.Catalog.Lookup(ctx, c.Collection, c.URI)
 		switch {
 		case err != nil:
@@ -64,7 +65,7 @@ func (p *Pool) skip(ctx context.Context, c *viaduct.Change) (*viaduct.Event, str
 			// the Source declared (a worker that died between storing
 			// the blob and publishing left exactly this).
 			md5, typ := "", c.Type
-			if r, err := p.heldByHash(ctx, c); err == nil && r.SHA256 == sha {
+			if r, err := p.heldByHash(ctx, c, fresh); err == nil && r.SHA256 == sha {
 				md5, typ = r.MD5, typeOr(c.Type, r.Type)
 			}
 			if md5 == "" {
@@ -76,7 +77,7 @@ func (p *Pool) skip(ctx context.Context, c *viaduct.Change) (*viaduct.Event, str
 			return newEvent(c, sha, md5, info.Size, typ), skipBlobExists, nil
 		}
 	}
-	r, err := p.heldByHash(ctx, c)
+	r, err := p.heldByHash(ctx, c, fresh)
 	if err != nil || c.Hash.Verify(ownHashes(r.MD5, r.SHA256)) != nil {
 		return nil, "", nil
 	}
@@ -94,8 +95,8 @@ func (p *Pool) skip(ctx context.Context, c *viaduct.Change) (*viaduct.Event, str
 
 // heldByHash asks the catalog, if there is one, for a copy of the Source
 // with the declared hash and length.
-func (p *Pool) heldByHash(ctx context.Context, c *viaduct.Change) (*sqlite.Resource, error) {
-	if p.deps.Catalog == nil {
+func (p *Pool) heldByHash(ctx context.Context, c *viaduct.Change, fresh bool) (*sqlite.Resource, error) {
+	if p.deps.Catalog == nil || fresh {
 		return nil, sqlite.ErrNotFound
 	}
 	return p.deps.Catalog.HeldByHash(ctx, c.Source, c.Hash, c.Length)

@@ -178,6 +178,7 @@ func (p *pass) baselineList(ctx context.Context, d *document, b *baselineRun) er
 		}
 		c := p.change(d.uri, e, op, t)
 		c.Listed = listAt // the resource was as listed at the list's at
+		c.Fresh = b.nothingHeld
 		if err := q.add(ctx, c); err != nil {
 			return err
 		}
