@@ -51,6 +51,10 @@ type Stats struct {
 	// Horizon is where retention cut the change log (docs/gc.md): a
 	// Change List of a period before it is gone. Zero when nothing was.
 	Horizon time.Time
+	// Floor, when the collection has no change yet, is a time no later
+	// than that of any change it will have (sqlite.CollectionStats.Floor);
+	// zero when there is none.
+	Floor time.Time
 }
 
 // ResourceLister streams the resources currently held (deletions

@@ -122,6 +122,16 @@ func (m *memCatalog) Stats(ctx context.Context, coll string) (Stats, error) {
 	st := Stats{Resources: int64(len(m.sorted[coll])), Changes: int64(len(log))}
 	if len(log) > 0 {
 		st.First, st.Last = log[0].At, log[len(log)-1].At
+		return st, nil
+	}
+	var last *Record // the last change applied, of any collection
+	for _, l := range m.changes {
+		if len(l) > 0 && (last == nil || l[len(l)-1].Seq > last.Seq) {
+			last = l[len(l)-1]
+		}
+	}
+	if last != nil {
+		st.Floor = last.At
 	}
 	return st, nil
 }

@@ -245,10 +245,18 @@ func (s *Server) streamList(w http.ResponseWriter, r *http.Request, c *Collectio
 }
 
 // headTime is the time up to which the catalog holds every change of the
-// collection: its last change, or now for a collection with none.
+// collection: its last change. A collection with none yet has no such
+// change, and the clock would claim too much: changes already on EVENTS
+// and not yet applied carry earlier times, and a Destination starting
+// from a later at would never ask for them. Its at is the floor of the
+// changes to come (Stats.Floor), or the epoch when the catalog has
+// applied nothing at all.
 func (s *Server) headTime(st Stats) time.Time {
-	if st.Last.IsZero() {
-		return s.now().UTC()
+	switch {
+	case !st.Last.IsZero():
+		return st.Last
+	case !st.Floor.IsZero():
+		return st.Floor
 	}
-	return st.Last
+	return time.Unix(0, 0).UTC()
 }

@@ -116,7 +116,7 @@ func (c *SQLiteCatalog) Stats(ctx context.Context, collection string) (Stats, er
 	if err != nil {
 		return Stats{}, err
 	}
-	return Stats{Resources: st.Resources, Changes: st.Changes, First: st.First, Last: st.Last, Horizon: st.Horizon}, nil
+	return Stats{Resources: st.Resources, Changes: st.Changes, First: st.First, Last: st.Last, Horizon: st.Horizon, Floor: st.Floor}, nil
 }
 
 // heldOp is the op a row's record carries: deleted for a deleted copy,

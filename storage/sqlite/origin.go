@@ -68,6 +68,15 @@ type CollectionStats struct {
 	// Horizon is where retention has cut the change log: nothing before
 	// it is listed. Zero when nothing was cut.
 	Horizon time.Time
+	// Floor, for a collection without a change yet, is the EVENTS time
+	// of the last change the catalog applied, of any collection: every
+	// event not applied yet is later on the stream, so a change of the
+	// collection applied from now on has a time at or after Floor. It is
+	// the honest at of the collection's empty Resource List (a time
+	// taken from the clock could be later than the changes still to be
+	// applied, and a Destination starting from it would miss them).
+	// Zero when the catalog has applied no change at all.
+	Floor time.Time
 }
 
 // CollectionStats reads the collection's totals and the bounds of its
@@ -78,13 +87,25 @@ func (c *Catalog) CollectionStats(ctx context.Context, collection string) (Colle
 		s       CollectionStats
 		f, l, h sql.NullInt64
 	)
-	err := c.reader.QueryRowContext(ctx, `SELECT first_at, last_at, resources, bytes, changes, horizon
-		FROM collections WHERE name = ?`, collection).Scan(&f, &l, &s.Resources, &s.Bytes, &s.Changes, &h)
-	if errors.Is(err, sql.ErrNoRows) {
-		return CollectionStats{}, nil
-	}
+	tx, err := c.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return CollectionStats{}, fmt.Errorf("read stats of collection %s: %w", collection, err)
+	}
+	defer tx.Rollback()
+	err = tx.QueryRowContext(ctx, `SELECT first_at, last_at, resources, bytes, changes, horizon
+		FROM collections WHERE name = ?`, collection).Scan(&f, &l, &s.Resources, &s.Bytes, &s.Changes, &h)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return CollectionStats{}, fmt.Errorf("read stats of collection %s: %w", collection, err)
+	}
+	if !l.Valid {
+		var r sql.NullInt64
+		err := tx.QueryRowContext(ctx, `SELECT received FROM changes ORDER BY seq DESC LIMIT 1`).Scan(&r)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return CollectionStats{}, fmt.Errorf("read the last change applied: %w", err)
+		}
+		if r.Valid {
+			s.Floor = time.UnixMicro(r.Int64).UTC()
+		}
 	}
 	if f.Valid {
 		s.First = time.UnixMicro(f.Int64).UTC()
