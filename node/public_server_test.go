@@ -60,8 +60,12 @@ func TestSlowPeersOnThePublicListener(t *testing.T) {
 		t.Logf("file limit %d: %d idle connections", lim.Cur, idle)
 	}
 
-	src := startSource(t, sim.Config{Resources: resources, Seed: 3, MinSize: 200, MaxSize: 400})
-	cfg := testConfig(t.TempDir(), sourceConfig("s", src))
+	shape := func(seed int64) sim.Config {
+		return sim.Config{Resources: resources, Seed: seed, MinSize: 200, MaxSize: 400}
+	}
+	src := startSource(t, shape(3))
+	calmSrc, afterSrc := startSource(t, shape(4)), startSource(t, shape(5))
+	cfg := testConfig(t.TempDir(), sourceConfig("s", src), sourceConfig("calm", calmSrc), sourceConfig("after", afterSrc))
 	cfg.Public.MaxConns = 1000
 	cfg.Public.ReadTimeout = 2 * time.Second
 	cfg.Public.WriteTimeout = 2 * time.Second
@@ -72,12 +76,18 @@ func TestSlowPeersOnThePublicListener(t *testing.T) {
 	addr := strings.TrimPrefix(n.URL(), "http://")
 	l := n.ln.(*connLimiter)
 
+	// The apply rate of a calm node, for a Source of the same shape.
+	calm := sourceApplyRate(t, n, "calm", resources)
+
 	// A first pass, so that there is a list to stall on.
 	mustSync(t, n, "s")
+	var heldBefore int64
 	waitFor(t, 3*time.Minute, "the first resources to be applied", func() bool {
 		held, _, err := n.Catalog().CountResources(context.Background(), "s")
+		heldBefore = int64(held)
 		return err == nil && held > 0
 	})
+	crowdsFrom := time.Now()
 
 	var mu sync.Mutex
 	var crowd []net.Conn
@@ -165,6 +175,7 @@ func TestSlowPeersOnThePublicListener(t *testing.T) {
 		held, _, err := n.Catalog().CountResources(context.Background(), "s")
 		return err == nil && held == resources
 	})
+	during := float64(resources-heldBefore) / time.Since(crowdsFrom).Seconds()
 	// The slow bodies were cut off after read_timeout.
 	for c := range slow {
 		c.SetReadDeadline(time.Now().Add(30 * time.Second))
@@ -182,6 +193,22 @@ func TestSlowPeersOnThePublicListener(t *testing.T) {
 	}
 	t.Logf("evicted %v idle connections, refused %v list requests with 503",
 		gauge(t, n, "viaduct_public_conns_evicted_total"), gauge(t, n, "viaduct_public_expensive_refused_total"))
+
+	// The crowds go away; the node is at once as fast as before them.
+	mu.Lock()
+	for _, c := range crowd {
+		c.Close()
+	}
+	crowd = nil
+	mu.Unlock()
+	later := sourceApplyRate(t, n, "after", resources)
+	t.Logf("apply rate: calm %.0f, amid the crowds %.0f, after them %.0f resources/s", calm, during, later)
+	if during < calm/4 {
+		t.Errorf("apply rate amid the crowds %.0f/s, under a quarter of the calm %.0f/s", during, calm)
+	}
+	if later < calm/4 {
+		t.Errorf("apply rate after the crowds %.0f/s, under a quarter of the calm %.0f/s", later, calm)
+	}
 }
 
 // gauge reads one unlabelled metric of the node's registry.
