@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 )
 
@@ -34,50 +35,37 @@ const stateCols = resourceCols + `, coalesce((SELECT op FROM changes WHERE chang
 
 // ScanResources calls fn, in URI order, for the resources held in
 // collection (deleted ones excluded) whose URI sorts after afterURI, at
-// most limit of them (limit <= 0: all), all read from one snapshot of the
-// catalog: one query, so a change applied meanwhile is either wholly in it
-// or not at all. Unlike Resources, it holds a read snapshot for the whole
-// walk, which keeps SQLite from recycling the WAL until fn has seen the
-// last row: the Resource Dump, built in the background at the store's
-// pace, reads it; Destinations' Resource Lists are read in chunks with
-// ScanResourcesAt (see chunk.go). fn receives the same *ResourceState each time, refilled: it must
-// not keep it, or anything in it but strings, after it returns. An error
-// from fn stops the walk and is returned.
+// most limit of them (limit <= 0: all), as the catalog was when the walk
+// began: it reads at the last applied sequence with ScanResourcesAt, in
+// chunks each in a read transaction of its own (see chunk.go), so a
+// change applied meanwhile is either wholly in it or not at all, and a
+// walk paced by its reader (the Resource Dump, built at the blob store's
+// pace) pins no snapshot and lets SQLite recycle the WAL. A walk that
+// outlasts the change log's retention fails with ErrSnapshotGone. fn
+// receives the same *ResourceState each time, refilled: it must not keep
+// it, or anything in it but strings, after it returns. An error from fn
+// stops the walk and is returned.
 func (c *Catalog) ScanResources(ctx context.Context, collection, afterURI string, limit int, fn func(*ResourceState) error) error {
-	if limit <= 0 {
-		limit = -1 // SQLite: no limit
-	}
-	// One column, read as text: each column costs the driver two
-	// allocations and a row several hundred nanoseconds, and a string
-	// lets the decoder hand out substrings (see packDecoder.state).
-	rows, err := c.scans.QueryContext(ctx, `SELECT copy_pack || up_pack || uri FROM resources
-		WHERE collection = ? AND uri > ? AND deleted = 0 ORDER BY uri LIMIT ?`, collection, afterURI, limit)
+	seq, err := c.LastApplied(ctx)
 	if err != nil {
 		return fmt.Errorf("list resources of collection %s after %q: %w", collection, afterURI, err)
 	}
-	defer rows.Close()
-	var (
-		d   packDecoder
-		rs  ResourceState
-		row string
-	)
-	rs.Collection = collection
-	for rows.Next() {
-		if err := rows.Scan(&row); err != nil {
-			return fmt.Errorf("list resources of collection %s: %w", collection, err)
+	n := 0
+	err = c.ScanResourcesAt(ctx, collection, afterURI, "", seq, func(rs *ResourceState) error {
+		if limit > 0 && n == limit {
+			return errScanLimit
 		}
-		if err := d.state(row, &rs); err != nil {
-			return fmt.Errorf("list resources of collection %s: %w", collection, err)
-		}
-		if err := fn(&rs); err != nil {
-			return err
-		}
+		n++
+		return fn(rs)
+	})
+	if errors.Is(err, errScanLimit) {
+		return nil
 	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("list resources of collection %s after %q: %w", collection, afterURI, err)
-	}
-	return nil
+	return err
 }
+
+// errScanLimit ends a ScanResources walk that has given limit resources.
+var errScanLimit = errors.New("limit reached")
 
 // LoggedChange is one change of the aggregator's change log with what the
 // Source said of it at the time.
