@@ -101,6 +101,9 @@ func startNotify(ctx context.Context, n *Node, repub *republish.Server) (*notify
 		r.close()
 		return nil, err
 	}
+	if r.hub != nil {
+		nf.Subscribed = r.hub.Subscribed
+	}
 	run := func(ctx context.Context) error { return nf.RunWoken(ctx, n.applied) }
 	n.spawn("notifier", func() error { return leadNotify(ctx, n, r.hub, leading, run, log) })
 	return r, nil

@@ -34,6 +34,13 @@ type Notifier struct {
 	pub   websub.Publisher
 	log   *slog.Logger
 	now   func() time.Time
+
+	// Subscribed, when set, tells whether a topic has a subscriber: a
+	// collection whose topic has none gets no payload built, its cursor
+	// moving on to its last change (what happened before a subscription
+	// is not owed to it). It is set before Run, for viaduct's own hub; an
+	// external hub's subscribers are not known, so it gets every payload.
+	Subscribed func(topic string) bool
 }
 
 // NewNotifier returns the Notifier of s's collections, publishing with
@@ -118,6 +125,9 @@ func (n *Notifier) flush(ctx context.Context, c string) error {
 	if err != nil {
 		return err
 	}
+	if cur.Pending.IsZero() && n.Subscribed != nil && !n.Subscribed(n.s.TopicURL(c)) {
+		return n.skip(ctx, c, cur)
+	}
 	for {
 		until := cur.Pending
 		if until.IsZero() {
@@ -157,6 +167,19 @@ func (n *Notifier) flush(ctx context.Context, c string) error {
 			return ctx.Err()
 		}
 	}
+}
+
+// skip moves the cursor of collection c, whose topic has no subscriber,
+// to its last change without publishing anything.
+func (n *Notifier) skip(ctx context.Context, c string, cur cursor) error {
+	st, err := n.s.cat.Stats(ctx, c)
+	if err != nil {
+		return fmt.Errorf("collection %s: stats: %w", c, err)
+	}
+	if !st.Last.After(cur.Until) {
+		return nil
+	}
+	return n.save(ctx, c, cursor{Until: st.Last})
 }
 
 // load reads collection c's cursor. A collection without one starts at

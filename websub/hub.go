@@ -125,6 +125,21 @@ func (h *Hub) hasTopic(topic string) bool {
 	return h.topics[topic]
 }
 
+// Subscribed reports whether topic has a verified subscription whose
+// lease has not ended: when it has none, Publish has no one to queue a
+// payload for, and a publisher may spare itself building one.
+func (h *Hub) Subscribed(topic string) bool {
+	now := h.clock.Now()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, w := range h.subs {
+		if w.sub.Topic == topic && now.Before(w.sub.Expires) {
+			return true
+		}
+	}
+	return false
+}
+
 // Subscriptions lists the verified subscriptions, for status pages and
 // tests.
 func (h *Hub) Subscriptions() []Subscription {
