@@ -20,7 +20,9 @@ import (
 // least a quarter of the calm one (docs/security.md): a slow Source slows
 // only itself.
 func TestSlowSourcesKeepTheApplyRate(t *testing.T) {
-	const size = 500
+	// Each phase is long enough (seconds) that the wait for a lent
+	// harvest slot (harvest.starved_after, 2s) does not dominate it.
+	const size = 2000
 	shape := func(seed int64) sim.Config {
 		return sim.Config{Resources: size, Seed: seed, MinSize: 200, MaxSize: 400}
 	}
