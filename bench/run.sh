@@ -40,6 +40,11 @@ source_up() {
 		echo "generating $n x $size bytes in $src" >&2
 		"$WORK/bin/staticsrc" gen -dir "$src" -base "http://127.0.0.1:$port" -n "$n" -size "$size"
 	fi
+	# Something else answering on the port would be measured instead.
+	if curl -fs "http://127.0.0.1:$port/" >/dev/null 2>&1; then
+		echo "127.0.0.1:$port is already taken: stop what listens there" >&2
+		exit 1
+	fi
 	"$WORK/bin/staticsrc" serve -dir "$src" -listen "127.0.0.1:$port" 2>"$WORK/staticsrc.log" &
 	srcpid=$!
 	pids+=("$srcpid")
