@@ -41,7 +41,7 @@ source_up() {
 		"$WORK/bin/staticsrc" gen -dir "$src" -base "http://127.0.0.1:$port" -n "$n" -size "$size"
 	fi
 	# Something else answering on the port would be measured instead.
-	if curl -fs "http://127.0.0.1:$port/" >/dev/null 2>&1; then
+	if curl -s -o /dev/null --max-time 2 "http://127.0.0.1:$port/"; then
 		echo "127.0.0.1:$port is already taken: stop what listens there" >&2
 		exit 1
 	fi
