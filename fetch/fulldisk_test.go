@@ -1,59 +1,17 @@
 package fetch
 
 import (
-	"errors"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/viaduct-mirror/viaduct/internal/testutil"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/sim"
 	"github.com/viaduct-mirror/viaduct/storage/dir"
 )
-
-// smallDisk mounts a tmpfs of size at a new directory, unmounted when the
-// test ends; it needs root, and skips without it (fails in CI).
-func smallDisk(t *testing.T, size string) string {
-	t.Helper()
-	d := t.TempDir()
-	out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", d).CombinedOutput()
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("mount a tmpfs: %v: %s", err, out)
-		}
-		t.Skipf("cannot mount a tmpfs (root needed): %v: %s", err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", "-l", d).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v: %s", d, err, out)
-		}
-	})
-	return d
-}
-
-// fill writes a file at path until the disk is full.
-func fill(t *testing.T, path string) {
-	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	buf := make([]byte, 64<<10)
-	for {
-		if _, err := f.Write(buf); err != nil {
-			if errors.Is(err, syscall.ENOSPC) {
-				return
-			}
-			t.Fatalf("filling the disk: %v", err)
-		}
-	}
-}
 
 // TestFullDataDirDelaysWorkers: with the data directory full (the
 // JetStream store and the blobs on it, or the JetStream store alone), the
@@ -73,7 +31,7 @@ func TestFullDataDirDelaysWorkers(t *testing.T) {
 }
 
 func fullDisk(t *testing.T, blobsOnDisk bool) {
-	disk := smallDisk(t, "24m")
+	disk := testutil.SmallDisk(t, "24m")
 	srv := startSim(t, sim.Config{Resources: 20, MinSize: 20 << 10, MaxSize: 40 << 10})
 	q := startQueue(t, func(c *queue.Config) {
 		c.Dir = filepath.Join(disk, "jetstream")
@@ -92,7 +50,7 @@ func fullDisk(t *testing.T, blobsOnDisk bool) {
 		t.Fatal(err)
 	}
 	publishAll(t, q, simChanges(t, srv))
-	fill(t, filepath.Join(disk, "filler"))
+	testutil.FillDisk(t, disk)
 
 	cfg := testConfig()
 	cfg.RetryBase = 50 * time.Millisecond
@@ -110,9 +68,7 @@ func fullDisk(t *testing.T, blobsOnDisk bool) {
 		})
 		return
 	}
-	if out, err := exec.Command("mount", "-o", "remount,size=256m", disk).CombinedOutput(); err != nil {
-		t.Fatalf("grow the disk: %v: %s", err, out)
-	}
+	testutil.GrowDisk(t, disk, "256m")
 	eventually(t, 60*time.Second, "every change stored once the disk is grown", func() bool {
 		return len(events(t, q)) == 20 && streamMsgs(t, q, queue.StreamChanges) == 0
 	})
