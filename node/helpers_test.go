@@ -67,6 +67,12 @@ func testConfig(dataDir string, sources ...harvester.SourceConfig) Config {
 	cfg.Queue.MaxDeliver = 3
 	cfg.Queue.MaxStore = 1 << 30
 
+	// Every node of a test reaches the others from 127.0.0.1, so a node
+	// read by two others (32 connections each, per_host_concurrency)
+	// would meet max_conns_per_client (64), which is meant for one client:
+	// its connections beyond it were closed, and the reader saw EOF.
+	cfg.Public.MaxConnsPerClient = 1024
+
 	cfg.Fetch.Workers = 32
 	cfg.Fetch.RetryBase = 50 * time.Millisecond
 	cfg.Fetch.RetryMax = 200 * time.Millisecond
