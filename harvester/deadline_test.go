@@ -9,7 +9,6 @@ import (
 
 	"github.com/viaduct-mirror/viaduct/internal/testutil"
 	"github.com/viaduct-mirror/viaduct/sim"
-	"github.com/viaduct-mirror/viaduct/upstream"
 )
 
 // TestProgressDeadline: with progress_timeout 1.5s and no minimum body
@@ -19,15 +18,7 @@ import (
 // documents comes after 500ms, its pass longer in all than the deadline
 // but never that long without a document ending, completes.
 func TestProgressDeadline(t *testing.T) {
-	e := newEnv(t)
-	e.ucfg.RequestTimeout = 5 * time.Minute
-	e.ucfg.BodyRateWindow = 0
-	client, err := upstream.New(e.ucfg, upstream.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { client.Close() })
-	e.client = client
+	e := slowEnv(t)
 
 	stalled := startSim(t, sim.Config{Resources: 100, Seed: 5})
 	if err := stalled.SetFault(sim.PathResourceList, sim.Fault{Trickle: 4 * time.Second}); err != nil {
@@ -47,7 +38,7 @@ func TestProgressDeadline(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	start := time.Now()
-	err = h.SyncOnce(ctx, "stalled")
+	err := h.SyncOnce(ctx, "stalled")
 	took := time.Since(start)
 	if !errors.Is(err, ErrNoProgress) {
 		t.Fatalf("pass over a stalled Source: %v, want ErrNoProgress", err)

@@ -11,13 +11,11 @@ import (
 	"github.com/viaduct-mirror/viaduct/upstream"
 )
 
-// TestSlowDocumentsHoldNoSlot: four Sources whose Resource Lists trickle
-// (a KiB every 5s, about two minutes a list) run their passes with
-// concurrency 4, every slot theirs. A healthy Source's pass still runs
-// and queues its whole baseline within 30s (under a second on an idle
-// machine): the slow passes lend their slots while they wait. No minimum
-// body rate is set, so the slots alone are shown.
-func TestSlowDocumentsHoldNoSlot(t *testing.T) {
+// slowEnv is an environment whose upstream client waits on a slow Source
+// for as long as a test needs: a long request timeout and no minimum
+// body rate, so that only what the test exercises ends a pass.
+func slowEnv(t *testing.T) *env {
+	t.Helper()
 	e := newEnv(t)
 	e.ucfg.RequestTimeout = 5 * time.Minute
 	e.ucfg.BodyRateWindow = 0
@@ -27,6 +25,17 @@ func TestSlowDocumentsHoldNoSlot(t *testing.T) {
 	}
 	t.Cleanup(func() { client.Close() })
 	e.client = client
+	return e
+}
+
+// TestSlowDocumentsHoldNoSlot: four Sources whose Resource Lists trickle
+// (a KiB every 5s, about two minutes a list) run their passes with
+// concurrency 4, every slot theirs. A healthy Source's pass still runs
+// and queues its whole baseline within 30s (under a second on an idle
+// machine): the slow passes lend their slots while they wait. No minimum
+// body rate is set, so the slots alone are shown.
+func TestSlowDocumentsHoldNoSlot(t *testing.T) {
+	e := slowEnv(t)
 
 	var sources []SourceConfig
 	for i := range 4 {

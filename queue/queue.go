@@ -25,8 +25,8 @@ type Queue struct {
 
 	srv   *server.Server // nil on an external cluster
 	guard *storeGuard    // restarts the embedded server's JetStream after a store fault
-	nc  *nats.Conn
-	js  jetstream.JetStream
+	nc    *nats.Conn
+	js    jetstream.JetStream
 
 	changes, events, dead jetstream.Stream
 	consumer              jetstream.Consumer
