@@ -47,7 +47,9 @@ func (q *Queue) Changes(ctx context.Context) (*ChangeStream, error) {
 	return s, nil
 }
 
-// Next blocks until a change is available or ctx is done. A message that
+// Next blocks until a change is available or ctx is done; a pull already
+// sent to the server is waited for (up to pollWait) even past ctx's
+// deadline, so that nothing it brings is lost. A message that
 // does not decode as a Change is dead-lettered with the decode error and
 // skipped, so that a poison message never blocks the queue. It is safe to
 // call from many goroutines.
@@ -113,8 +115,21 @@ func (s *ChangeStream) take(ctx context.Context) (jetstream.Msg, error) {
 		s.buf = s.buf[1:]
 		return m, nil
 	}
-	pctx, cancel := context.WithTimeout(ctx, pollWait)
+	// The pull waits pollWait whatever deadline ctx has: nats.go asks the
+	// server to deliver until a little before the context's deadline and
+	// drops what arrives after it, and a message the server delivered
+	// just before a short deadline (a worker's lot poll, on a loaded
+	// machine) was lost to the client and came back only after the
+	// consumer's ack wait, minutes later by the default backoff. Only a
+	// cancellation (a stop) ends the pull early.
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pollWait)
 	defer cancel()
+	stop := context.AfterFunc(ctx, func() {
+		if errors.Is(ctx.Err(), context.Canceled) {
+			cancel()
+		}
+	})
+	defer stop()
 	return s.cons.Next(jetstream.FetchContext(pctx))
 }
 
