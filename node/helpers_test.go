@@ -1,7 +1,6 @@
 package node
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -9,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -168,16 +166,7 @@ func deadLetters(t testing.TB, n *Node) []queue.DeadLetter {
 
 // logBuffer captures a node's JSON log lines, so tests can check what an
 // operator is told.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
+type logBuffer struct{ testutil.Buffer }
 
 // logger is a debug-level JSON logger writing to b.
 func (b *logBuffer) logger() *slog.Logger {
@@ -187,9 +176,7 @@ func (b *logBuffer) logger() *slog.Logger {
 // records returns the captured records whose text attribute of every key
 // in match contains the value given for it.
 func (b *logBuffer) records(match map[string]string) []map[string]any {
-	b.mu.Lock()
-	lines := strings.Split(b.buf.String(), "\n")
-	b.mu.Unlock()
+	lines := strings.Split(b.String(), "\n")
 	var out []map[string]any
 	for _, l := range lines {
 		if l == "" {
