@@ -5,6 +5,20 @@ import (
 	"time"
 )
 
+// keptShare is the least share of its calm apply rate a node keeps during
+// and after a slow or hostile peer (docs/security.md): generous, since the
+// machine running the tests is busy.
+const keptShare = 0.25
+
+// checkRateKept fails the test when rate, measured in the phase named
+// when, is under keptShare of calm.
+func checkRateKept(t testing.TB, when string, rate, calm float64) {
+	t.Helper()
+	if rate < keptShare*calm {
+		t.Errorf("apply rate %s %.0f/s, under %.0f%% of the calm %.0f/s", when, rate, 100*keptShare, calm)
+	}
+}
+
 // applyRate runs work (asking for passes) and returns the catalog's apply
 // rate over it, in events a second: the events applied from work's start
 // until the node has settled, over that time. The slow and hostile peer

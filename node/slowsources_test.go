@@ -81,12 +81,8 @@ func TestSlowSourcesKeepTheApplyRate(t *testing.T) {
 	}
 	later := sourceApplyRate(t, n, "after", size)
 	t.Logf("apply rate: calm %.0f, beside the slow Sources %.0f, after them %.0f resources/s", calm, during, later)
-	if during < calm/4 {
-		t.Errorf("apply rate beside the slow Sources %.0f/s, under a quarter of the calm %.0f/s", during, calm)
-	}
-	if later < calm/4 {
-		t.Errorf("apply rate after the slow Sources %.0f/s, under a quarter of the calm %.0f/s", later, calm)
-	}
+	checkRateKept(t, "beside the slow Sources", during, calm)
+	checkRateKept(t, "after the slow Sources", later, calm)
 }
 
 // sourceApplyRate asks for a pass over the named Source, whose baseline
