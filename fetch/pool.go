@@ -172,7 +172,10 @@ func (p *Pool) Close() error {
 var errBusy = errors.New("fetch: host busy")
 
 // lotPoll is how long a worker waits for a new change while some are
-// parked, before it looks at the lot again.
+// parked, before it looks at the lot again. The one worker whose pull is
+// already with the server waits for its answer (queue.ChangeStream.Next,
+// up to its poll of 5s) so that nothing delivered is dropped; the others
+// come back to the lot on time.
 const lotPoll = 500 * time.Millisecond
 
 // work is one worker: take a parked change whose host is free, else a new
