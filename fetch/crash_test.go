@@ -58,19 +58,13 @@ func TestCatalogSkipsReplaysAndRecordsDeletions(t *testing.T) {
 	q := startQueue(t)
 	store, _ := dirStore(t)
 	cat := appliedCatalog(t, q)
-	caughtUp := func(n int) func() bool {
-		return func() bool {
-			last, err := cat.LastApplied(context.Background())
-			return err == nil && last == uint64(n) && len(events(t, q)) == n && streamMsgs(t, q, queue.StreamChanges) == 0
-		}
-	}
 
 	changes := simChanges(t, srv)
 	publishAll(t, q, changes)
 	deps := queueDeps(t, q, store, clientsFor(t, srv))
 	deps.Catalog = cat
 	runPool(t, testConfig(), deps, nil)
-	eventually(t, 20*time.Second, "three events applied", caughtUp(3))
+	eventually(t, 20*time.Second, "three events applied", caughtUp(t, q, cat, 3))
 	srv.ResetRequests()
 
 	// A replay past the queue's duplicate window: same change, new message.
@@ -98,7 +92,7 @@ func TestCatalogSkipsReplaysAndRecordsDeletions(t *testing.T) {
 
 	// The deletion of a never-held resource has its event too: the
 	// catalog keeps it as a tombstone, in case its creation comes later.
-	eventually(t, 20*time.Second, "three more events applied", caughtUp(6))
+	eventually(t, 20*time.Second, "three more events applied", caughtUp(t, q, cat, 6))
 	if r := srv.Requests(); len(r) != 0 {
 		t.Errorf("requests to the Source: %v, want none", r)
 	}

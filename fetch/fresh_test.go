@@ -23,18 +23,12 @@ func TestFreshChangesSkipTheCatalog(t *testing.T) {
 	store, _ := dirStore(t)
 	cat := appliedCatalog(t, q)
 	ctx := context.Background()
-	caughtUp := func(n int) func() bool {
-		return func() bool {
-			last, err := cat.LastApplied(ctx)
-			return err == nil && last == uint64(n) && streamMsgs(t, q, queue.StreamChanges) == 0
-		}
-	}
 	changes := simChanges(t, srv)
 	publishAll(t, q, changes)
 	deps := queueDeps(t, q, store, clientsFor(t, srv))
 	deps.Catalog = cat
 	runPool(t, testConfig(), deps, nil)
-	eventually(t, 20*time.Second, "three events applied", caughtUp(3))
+	eventually(t, 20*time.Second, "three events applied", caughtUp(t, q, cat, 3))
 	before, err := cat.CountChanges(ctx, testCollection, time.Time{}, time.Time{})
 	if err != nil {
 		t.Fatal(err)

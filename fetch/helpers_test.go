@@ -267,6 +267,15 @@ func testLogger(t testing.TB) *slog.Logger {
 
 // appliedCatalog is a node's catalog, kept up to date from EVENTS as a
 // node keeps it, for the rest of the test.
+// caughtUp is a condition for eventually: n events on EVENTS, all of them
+// applied to cat, and no change left on CHANGES.
+func caughtUp(t testing.TB, q *queue.Queue, cat *sqlite.Catalog, n int) func() bool {
+	return func() bool {
+		last, err := cat.LastApplied(context.Background())
+		return err == nil && last == uint64(n) && len(events(t, q)) == n && streamMsgs(t, q, queue.StreamChanges) == 0
+	}
+}
+
 func appliedCatalog(t testing.TB, q *queue.Queue) *sqlite.Catalog {
 	t.Helper()
 	cat, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "catalog.db"), nil)
