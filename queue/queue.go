@@ -97,15 +97,9 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*Queue, error) 
 		q.Close()
 		return nil, fmt.Errorf("queue: jetstream on %s: %w", url, err)
 	}
-	if err := q.ensureStreams(ctx); err != nil {
+	if err := q.setUp(ctx); err != nil {
 		q.Close()
 		return nil, err
-	}
-	for _, b := range []string{BucketLeases, BucketPositions, BucketHub} {
-		if _, err := q.Bucket(ctx, b); err != nil {
-			q.Close()
-			return nil, err
-		}
 	}
 	if err := q.watchMaxDeliveries(); err != nil {
 		q.Close()
