@@ -45,7 +45,12 @@ type Lease struct {
 
 // Lease takes the lease called name for this node, and keeps renewing it
 // until Release. It fails with ErrLeaseHeld when another node holds it.
+// Like a publish, taking it waits at most Config.PublishTimeout: a request
+// sent while the bucket elects a leader goes unanswered, and the caller
+// asks again rather than wait out a harvest pass's context.
 func (q *Queue) Lease(ctx context.Context, name string) (*Lease, error) {
+	ctx, cancel := context.WithTimeout(ctx, q.publishTimeout())
+	defer cancel()
 	kv, err := q.Bucket(ctx, BucketLeases)
 	if err != nil {
 		return nil, err

@@ -44,8 +44,10 @@ type Position struct {
 // ClaimPosition reads the position of source and writes it back under this
 // node's name, fencing out any node that claimed it before. Call it once
 // the Source's lease is held. A Source never harvested gets an empty
-// position.
+// position. The claim waits at most Config.PublishTimeout, as Lease does.
 func (q *Queue) ClaimPosition(ctx context.Context, source string) (*Position, error) {
+	ctx, cancel := context.WithTimeout(ctx, q.publishTimeout())
+	defer cancel()
 	kv, err := q.Bucket(ctx, BucketPositions)
 	if err != nil {
 		return nil, err
