@@ -23,20 +23,22 @@ type PublicConfig struct {
 	IdleTimeout time.Duration `yaml:"idle_timeout"`
 	// MaxConns bounds the connections open at once. Past it, a new
 	// connection takes the place of the longest idle one (no request in
-	// flight), or is closed when every one is busy; the listener never
+	// flight, idle for a second at least), or is answered 503 with
+	// Retry-After and closed when none is; the listener never
 	// stops accepting, so a crowd of idle connections cannot lock out a
 	// Destination. 0 picks half of the process's open-file limit (at most
 	// 16384), leaving the rest to fetch workers, NATS, SQLite and the blob
 	// store.
 	MaxConns int `yaml:"max_conns"`
 	// MaxConnsPerClient bounds the connections of one client address; past
-	// it a new one is closed at once. Default 64.
+	// it a new one is answered 503 with Retry-After and closed. Default 64.
 	MaxConnsPerClient int `yaml:"max_conns_per_client"`
 	// MaxExpensive bounds the costly requests served at once: Resource and
 	// Change Lists and their Indexes (catalog scans), dump packages. Past
 	// it the answer is 503 with Retry-After. Default 32.
 	MaxExpensive int `yaml:"max_expensive"`
-	// RetryAfter is what a 503 for MaxExpensive tells the client to wait.
+	// RetryAfter is what a 503 for MaxExpensive, MaxConns or
+	// MaxConnsPerClient tells the client to wait.
 	// Default 5s.
 	RetryAfter time.Duration `yaml:"retry_after"`
 }

@@ -1,10 +1,13 @@
 package node
 
 import (
+	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -13,18 +16,38 @@ import (
 // stops accepting: past max, a new connection takes the place of the
 // longest idle one (accepted or kept alive, no request in flight), so idle
 // connections, however many, cannot lock out a Destination with a request
-// to make, and the process stays under its open-file limit.
+// to make, and the process stays under its open-file limit. A connection
+// idle for less than evictGrace is not taken: one just accepted has sent
+// its request, which the server has not read yet. A connection refused
+// (no room, or its client at its bound) is answered 503 with Retry-After
+// before it is closed, as a request refused for max_expensive is.
 type connLimiter struct {
 	net.Listener
 	max, perClient int
 	writeTimeout   time.Duration
+	retryAfter     time.Duration
 	m              *publicLimits
 	log            *slog.Logger
 
 	mu       sync.Mutex
 	conns    map[*limitedConn]struct{}
 	byClient map[string]int
+	// lingering counts the refused connections being answered; past
+	// maxLingering a refused one is closed at once.
+	lingering atomic.Int32
 }
+
+const (
+	// evictGrace is how long a connection must have been idle for a new
+	// one to take its place.
+	evictGrace = time.Second
+	// maxLingering bounds the refused connections answered at once, so
+	// that a flood of them holds a bounded number of files.
+	maxLingering = 64
+	// lingerFor bounds the time a refused connection is held to deliver
+	// its answer.
+	lingerFor = time.Second
+)
 
 // limitedConn is one accepted connection; idle and since are guarded by
 // the limiter's mu.
@@ -59,16 +82,14 @@ func (l *connLimiter) admit(conn net.Conn) *limitedConn {
 	l.mu.Lock()
 	if l.byClient[client] >= l.perClient {
 		l.mu.Unlock()
-		l.m.refused.WithLabelValues("per_client").Inc()
-		conn.Close()
+		l.refuse(conn, "per_client")
 		return nil
 	}
 	var victim *limitedConn
 	if len(l.conns) >= l.max {
-		if victim = l.oldestIdle(); victim == nil {
+		if victim = l.oldestIdle(time.Now().Add(-evictGrace)); victim == nil {
 			l.mu.Unlock()
-			l.m.refused.WithLabelValues("full").Inc()
-			conn.Close()
+			l.refuse(conn, "full")
 			return nil
 		}
 		l.dropLocked(victim)
@@ -84,11 +105,42 @@ func (l *connLimiter) admit(conn net.Conn) *limitedConn {
 	return c
 }
 
-// oldestIdle is the connection idle the longest, nil if none is; mu held.
-func (l *connLimiter) oldestIdle() *limitedConn {
+// refuse answers conn 503, asking it to come back after retryAfter, and
+// closes it. The answer is written, the sending side shut, and what the
+// client had sent read away for at most lingerFor before the close, so
+// that its request, unread, does not turn the close into a reset that
+// loses the answer.
+func (l *connLimiter) refuse(conn net.Conn, reason string) {
+	l.m.refused.WithLabelValues(reason).Inc()
+	if l.lingering.Add(1) > maxLingering {
+		l.lingering.Add(-1)
+		conn.Close()
+		return
+	}
+	go func() {
+		defer l.lingering.Add(-1)
+		defer conn.Close()
+		conn.SetDeadline(time.Now().Add(lingerFor))
+		if _, err := fmt.Fprintf(conn, "HTTP/1.1 503 Service Unavailable\r\nRetry-After: %s\r\n"+
+			"Content-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
+			retryAfterValue(l.retryAfter), len(refusedBody), refusedBody); err != nil {
+			return
+		}
+		if cw, ok := conn.(interface{ CloseWrite() error }); ok {
+			cw.CloseWrite()
+		}
+		io.Copy(io.Discard, io.LimitReader(conn, 64<<10))
+	}()
+}
+
+const refusedBody = "too many connections; retry later\n"
+
+// oldestIdle is the connection idle the longest, and since before
+// idleBefore; nil if none is. mu held.
+func (l *connLimiter) oldestIdle(idleBefore time.Time) *limitedConn {
 	var best *limitedConn
 	for c := range l.conns {
-		if c.idle && (best == nil || c.since.Before(best.since)) {
+		if c.idle && c.since.Before(idleBefore) && (best == nil || c.since.Before(best.since)) {
 			best = c
 		}
 	}

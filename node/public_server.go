@@ -46,7 +46,7 @@ func newPublicLimits(reg prometheus.Registerer) *publicLimits {
 // write gets cfg.WriteTimeout instead (see limitedConn).
 func hardenPublic(srv *http.Server, ln net.Listener, cfg PublicConfig, log *slog.Logger, reg prometheus.Registerer) net.Listener {
 	m := newPublicLimits(reg)
-	l := &connLimiter{Listener: ln, max: cfg.maxConns(), perClient: cfg.MaxConnsPerClient, writeTimeout: cfg.WriteTimeout,
+	l := &connLimiter{Listener: ln, max: cfg.maxConns(), perClient: cfg.MaxConnsPerClient, writeTimeout: cfg.WriteTimeout, retryAfter: cfg.RetryAfter,
 		m: m, log: log, conns: map[*limitedConn]struct{}{}, byClient: map[string]int{}}
 	srv.ReadTimeout = cfg.ReadTimeout
 	srv.IdleTimeout = cfg.IdleTimeout
@@ -69,7 +69,7 @@ func hardenPublic(srv *http.Server, ln net.Listener, cfg PublicConfig, log *slog
 // connections and the disk from the node's own work.
 func limitExpensive(next http.Handler, max int, retryAfter time.Duration, m *publicLimits) http.Handler {
 	sem := make(chan struct{}, max)
-	ra := strconv.Itoa(int(math.Ceil(retryAfter.Seconds())))
+	ra := retryAfterValue(retryAfter)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !expensive(r) {
 			next.ServeHTTP(w, r)
@@ -98,4 +98,9 @@ func expensive(r *http.Request) bool {
 	_, rest, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
 	return rest == "resourcelist.xml" || rest == "changelist.xml" ||
 		strings.HasPrefix(rest, "resourcelist/") || strings.HasPrefix(rest, "changelist/") || strings.HasPrefix(rest, "dumps/")
+}
+
+// retryAfterValue is d as a Retry-After header's whole seconds.
+func retryAfterValue(d time.Duration) string {
+	return strconv.Itoa(max(1, int(math.Ceil(d.Seconds()))))
 }

@@ -64,8 +64,9 @@ func TestSlowPeersOnThePublicListener(t *testing.T) {
 		return sim.Config{Resources: resources, Seed: seed, MinSize: 200, MaxSize: 400}
 	}
 	src := startSource(t, shape(3))
-	calmSrc, afterSrc := startSource(t, shape(4)), startSource(t, shape(5))
-	cfg := testConfig(t.TempDir(), sourceConfig("s", src), sourceConfig("calm", calmSrc), sourceConfig("after", afterSrc))
+	calmSrc, duringSrc, afterSrc := startSource(t, shape(4)), startSource(t, shape(6)), startSource(t, shape(5))
+	cfg := testConfig(t.TempDir(), sourceConfig("s", src), sourceConfig("calm", calmSrc),
+		sourceConfig("during", duringSrc), sourceConfig("after", afterSrc))
 	cfg.Public.MaxConns = 1000
 	cfg.Public.ReadTimeout = 2 * time.Second
 	cfg.Public.WriteTimeout = 2 * time.Second
@@ -81,13 +82,10 @@ func TestSlowPeersOnThePublicListener(t *testing.T) {
 
 	// A first pass, so that there is a list to stall on.
 	mustSync(t, n, "s")
-	var heldBefore int64
 	waitFor(t, 3*time.Minute, "the first resources to be applied", func() bool {
 		held, _, err := n.Catalog().CountResources(context.Background(), "s")
-		heldBefore = int64(held)
 		return err == nil && held > 0
 	})
-	crowdsFrom := time.Now()
 
 	var mu sync.Mutex
 	var crowd []net.Conn
@@ -137,8 +135,10 @@ func TestSlowPeersOnThePublicListener(t *testing.T) {
 			bufio.NewReader(c).ReadString('\n')
 		})
 	}
-	// The rest of the ingest, while the crowds arrive.
+	// The rest of the ingest, while the crowds arrive, and the apply rate
+	// of a Source like the calm one, measured the same way.
 	wg.Go(func() { mustSync(t, n, "s") })
+	during := sourceApplyRate(t, n, "during", resources)
 
 	// An honest Destination, throughout.
 	honest := &http.Client{Timeout: 30 * time.Second}
@@ -175,7 +175,6 @@ func TestSlowPeersOnThePublicListener(t *testing.T) {
 		held, _, err := n.Catalog().CountResources(context.Background(), "s")
 		return err == nil && held == resources
 	})
-	during := float64(resources-heldBefore) / time.Since(crowdsFrom).Seconds()
 	// The slow bodies were cut off after read_timeout.
 	for c := range slow {
 		c.SetReadDeadline(time.Now().Add(30 * time.Second))
