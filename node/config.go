@@ -195,6 +195,9 @@ func (c *Config) Fill() {
 	if c.Catalog.Path == "" {
 		c.Catalog.Path = filepath.Join(c.DataDir, "catalog.db")
 	}
+	if c.Republish.Cache.Dir == "" {
+		c.Republish.Cache.Dir = filepath.Join(c.DataDir, "cache", "documents")
+	}
 	if c.Republish.BaseURL == "" && c.PublicURL != "" {
 		c.Republish.BaseURL = strings.TrimSuffix(c.PublicURL, "/")
 	}

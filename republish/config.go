@@ -48,6 +48,9 @@ type Config struct {
 	// Notify is the change-notification channel of each collection (see
 	// NotifyConfig); off unless Enabled.
 	Notify NotifyConfig `yaml:"notify"`
+	// Cache keeps rendered lists to send again while the catalog stays
+	// as it was (see CacheConfig).
+	Cache CacheConfig `yaml:"cache"`
 }
 
 // Collection is one set of resources.
@@ -117,6 +120,9 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("republish: collections: at least one is needed")
 	}
 	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
+	if c.Cache, err = c.Cache.withDefaults(); err != nil {
+		return c, err
+	}
 	if c.Dumps, err = c.Dumps.withDefaults(); err != nil {
 		return c, err
 	}
@@ -139,5 +145,6 @@ func (c Config) withDefaults() (Config, error) {
 // configID identifies the configuration's effect on documents, for the
 // entity tags of documents that depend on nothing else.
 func configID(c Config) string {
+	c.Cache = CacheConfig{} // where a node keeps its copies changes no document
 	return etagOf(fmt.Sprintf("%+v", c))
 }

@@ -31,18 +31,27 @@ func BenchmarkServeHTTP(b *testing.B) {
 	const n = 1_000_000
 	cat := benchCatalog(b, n)
 	f := newFixture(b, Config{})
-	srv, err := New(f.srv.cfg, FromSQLite(cat), f.blobs, slog.New(slog.DiscardHandler), prometheus.NewRegistry())
-	if err != nil {
-		b.Fatal(err)
+	serve := func(cache CacheConfig) *httptest.Server {
+		cfg := f.srv.cfg
+		cfg.Cache = cache
+		srv, err := New(cfg, FromSQLite(cat), f.blobs, slog.New(slog.DiscardHandler), prometheus.NewRegistry())
+		if err != nil {
+			b.Fatal(err)
+		}
+		srv.now = f.srv.now
+		srv.cfg.ChangeListPeriod = 24 * time.Hour
+		live := httptest.NewServer(srv.Handler())
+		b.Cleanup(live.Close)
+		return live
 	}
-	srv.now = f.srv.now
-	srv.cfg.ChangeListPeriod = 24 * time.Hour
-	live := httptest.NewServer(srv.Handler())
-	defer live.Close()
+	// Every fetch of live reads the catalog, as the first one after a
+	// change does; cached sends again what it rendered for the same state.
+	live := serve(CacheConfig{MaxBytes: -1})
+	cached := serve(CacheConfig{Dir: b.TempDir(), MaxBytes: 4 << 30})
 	const mirror = "http://mirror.example.org"
 	docs := map[string]string{
 		"ResourceList": "/alpha/resourcelist.xml",
-		"ChangeList":   "/alpha/changelist/" + srv.periodStart(base).Format(periodLayout) + ".xml",
+		"ChangeList":   "/alpha/changelist/" + f.srv.periodStart(base).Format(periodLayout) + ".xml",
 	}
 	for _, name := range []string{"ResourceList", "ChangeList"} {
 		// The same bytes, as files, for the ceiling.
@@ -56,15 +65,19 @@ func BenchmarkServeHTTP(b *testing.B) {
 			if gz {
 				suffix = "-gzip"
 			}
+			// A document is cached on its second request at one state.
+			fetchAll(b, cached.URL, mirror, docs[name], gz, nil)
+			fetchAll(b, cached.URL, mirror, docs[name], gz, nil)
 			for _, side := range []struct {
 				name string
 				url  string
-			}{{"viaduct", live.URL}, {"file", files.URL}} {
+			}{{"viaduct", live.URL}, {"viaduct-cached", cached.URL}, {"file", files.URL}} {
 				b.Run(name+suffix+"/"+side.name, func(b *testing.B) {
+					entries := 0
 					for b.Loop() {
-						fetchAll(b, side.url, mirror, docs[name], gz, nil)
+						_, entries = fetchAll(b, side.url, mirror, docs[name], gz, nil)
 					}
-					b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "entries/s")
+					b.ReportMetric(float64(entries)*float64(b.N)/b.Elapsed().Seconds(), "entries/s")
 				})
 			}
 		}
@@ -74,13 +87,14 @@ func BenchmarkServeHTTP(b *testing.B) {
 
 // fetchAll GETs a document and, when it is an index, every document it
 // lists (their URIs moved from mirror to url), reading every entry as a
-// Destination would; each body goes to keep. It returns the paths read.
-func fetchAll(b *testing.B, url, mirror, path string, gz bool, keep func(string, []byte)) []string {
+// Destination would; each body goes to keep. It returns the paths read
+// and the entries of the lists among them.
+func fetchAll(b *testing.B, url, mirror, path string, gz bool, keep func(string, []byte)) (paths []string, entries int) {
 	body := fetch(b, url+path, gz)
 	if keep != nil {
 		keep(path, body)
 	}
-	paths := []string{path}
+	paths = []string{path}
 	// A Change List of a period with more changes than a list may hold is
 	// read whole, whatever its size, as the benchmark reads what is served.
 	lim := resourcesync.DefaultLimits()
@@ -98,11 +112,14 @@ func fetchAll(b *testing.B, url, mirror, path string, gz bool, keep func(string,
 		if err != nil {
 			b.Fatal(err)
 		}
-		if index {
-			paths = append(paths, fetchAll(b, url, mirror, strings.TrimPrefix(e.Loc, mirror), gz, keep)...)
+		if !index {
+			entries++
+			continue
 		}
+		more, n := fetchAll(b, url, mirror, strings.TrimPrefix(e.Loc, mirror), gz, keep)
+		paths, entries = append(paths, more...), entries+n
 	}
-	return paths
+	return paths, entries
 }
 
 func fetch(b *testing.B, url string, gz bool) []byte {

@@ -10,6 +10,8 @@ type metrics struct {
 	requests *prometheus.CounterVec
 	bytes    *prometheus.CounterVec
 	entries  *prometheus.CounterVec
+	// cacheHits counts documents sent from the document cache.
+	cacheHits *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -24,13 +26,17 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}, []string{"doc"}),
 		entries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "viaduct", Subsystem: "republish", Name: "entries_total",
-			Help: "Entries written into documents, by document type.",
+			Help: "Entries written into documents, by document type (not those sent again from the document cache).",
+		}, []string{"doc"}),
+		cacheHits: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "viaduct", Subsystem: "republish", Name: "cache_hits_total",
+			Help: "Documents sent from the document cache, as rendered for an earlier request at the same catalog state.",
 		}, []string{"doc"}),
 	}
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.bytes, m.entries} {
+	for _, c := range []prometheus.Collector{m.requests, m.bytes, m.entries, m.cacheHits} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -72,16 +73,30 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request, rp reply) {
 		w.WriteHeader(http.StatusOK)
 		return
 	}
+	key := s.cacheKey(r, rp, etag)
+	if s.sendCached(w, r, rp.doc, key) {
+		return
+	}
 	cw := &countingWriter{w: w}
-	var out io.Writer = cw
+	var sink io.Writer = cw
+	var fill *docFill
+	if key != "" {
+		if fill = s.cache.fill(key); fill != nil {
+			sink = io.MultiWriter(cw, fill)
+		}
+	}
+	out := sink
 	var zw *gzip.Writer
 	if gz {
-		zw = gzip.NewWriter(cw)
+		zw = gzip.NewWriter(sink)
 		out = zw
 	}
 	n, err := rp.write(out)
 	if err == nil && zw != nil {
 		err = zw.Close()
+	}
+	if fill != nil {
+		fill.commit(err == nil)
 	}
 	s.m.bytes.WithLabelValues(rp.doc).Add(float64(cw.n))
 	s.m.entries.WithLabelValues(rp.doc).Add(float64(n))
@@ -95,6 +110,48 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request, rp reply) {
 		}
 		panic(http.ErrAbortHandler)
 	}
+}
+
+// cached are the documents worth keeping in the document cache: the
+// lists, whose every byte is a catalog read.
+var cached = map[string]bool{"resourcelist": true, "resourcelist-part": true, "changelist": true}
+
+// cacheKey names the representation about to be sent, as the catalog is
+// now, in the document cache; "" when it is not to be cached. The catalog
+// revision is part of it, as the entity tag alone does not cover what a
+// document's links take from other collections.
+func (s *Server) cacheKey(r *http.Request, rp reply, etag string) string {
+	if s.cache == nil || !cached[rp.doc] {
+		return ""
+	}
+	rev, err := s.revision(r.Context())
+	if err != nil {
+		return ""
+	}
+	return etag + "|" + strconv.FormatUint(rev, 10)
+}
+
+// sendCached sends the document under key from the cache, reporting
+// whether it had it. Its bytes are those the first sending wrote, so a
+// client cut off midway sees what it would have seen then.
+func (s *Server) sendCached(w http.ResponseWriter, r *http.Request, doc, key string) bool {
+	if key == "" {
+		return false
+	}
+	f, size, ok := s.cache.open(key)
+	if !ok {
+		return false
+	}
+	defer f.Close()
+	s.m.cacheHits.WithLabelValues(doc).Inc()
+	w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+	n, err := io.Copy(w, f) // the response's ReadFrom: sendfile
+	s.m.bytes.WithLabelValues(doc).Add(float64(n))
+	if err != nil {
+		s.log.DebugContext(r.Context(), "republish: cached document cut short", "uri", r.URL.String(), "doc", doc, "err", err)
+		panic(http.ErrAbortHandler)
+	}
+	return true
 }
 
 // fresh reports whether the client's copy, in either encoding, is current:

@@ -46,6 +46,8 @@ type Server struct {
 	dumps *Dumps
 	// split keeps how closed Change List periods are split.
 	split *pieceCache
+	// cache keeps rendered lists until the catalog moves; nil: none.
+	cache *docCache
 }
 
 // New checks cfg and returns a Server reading from cat and blobs. Metrics
@@ -71,6 +73,9 @@ func New(cfg Config, cat Catalog, blobs BlobOpener, logger *slog.Logger, reg pro
 		s.colls[s.cfg.Collections[i].Name] = &s.cfg.Collections[i]
 	}
 	s.confID = configID(s.cfg)
+	if s.cache, err = newDocCache(s.cfg.Cache); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
