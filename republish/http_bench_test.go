@@ -31,15 +31,16 @@ func BenchmarkServeHTTP(b *testing.B) {
 	const n = 1_000_000
 	cat := benchCatalog(b, n)
 	f := newFixture(b, Config{})
+	var srv *Server
 	serve := func(cache CacheConfig) *httptest.Server {
 		cfg := f.srv.cfg
 		cfg.Cache = cache
-		srv, err := New(cfg, FromSQLite(cat), f.blobs, slog.New(slog.DiscardHandler), prometheus.NewRegistry())
-		if err != nil {
+		cfg.ChangeListPeriod = 24 * time.Hour
+		var err error
+		if srv, err = New(cfg, FromSQLite(cat), f.blobs, slog.New(slog.DiscardHandler), prometheus.NewRegistry()); err != nil {
 			b.Fatal(err)
 		}
 		srv.now = f.srv.now
-		srv.cfg.ChangeListPeriod = 24 * time.Hour
 		live := httptest.NewServer(srv.Handler())
 		b.Cleanup(live.Close)
 		return live
@@ -51,7 +52,7 @@ func BenchmarkServeHTTP(b *testing.B) {
 	const mirror = "http://mirror.example.org"
 	docs := map[string]string{
 		"ResourceList": "/alpha/resourcelist.xml",
-		"ChangeList":   "/alpha/changelist/" + f.srv.periodStart(base).Format(periodLayout) + ".xml",
+		"ChangeList":   "/alpha/changelist/" + srv.periodStart(base).Format(periodLayout) + ".xml",
 	}
 	for _, name := range []string{"ResourceList", "ChangeList"} {
 		// The same bytes, as files, for the ceiling.
