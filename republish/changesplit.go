@@ -38,6 +38,36 @@ var _ changeCounter = (*SQLiteCatalog)(nil)
 type pieceCache struct {
 	mu sync.Mutex
 	m  map[pieceKey][]time.Time
+	// open keeps the last split of each open period, with the
+	// collection's state it was made at: walking a large open period
+	// again for every request for one of its pieces costs a scan of it.
+	open map[pieceKey]openSplit
+}
+
+// openSplit is an open period's split and the collection's state (its
+// change count and last change time) it holds for.
+type openSplit struct {
+	changes, last int64
+	p             []time.Time
+}
+
+func (c *pieceCache) getOpen(coll string, start time.Time, st Stats) ([]time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	o, ok := c.open[pieceKey{coll, start.UnixNano()}]
+	if !ok || o.changes != st.Changes || o.last != st.Last.UnixNano() {
+		return nil, false
+	}
+	return o.p, true
+}
+
+func (c *pieceCache) putOpen(coll string, start time.Time, st Stats, p []time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.open == nil || len(c.open) >= maxPieceCache {
+		c.open = map[pieceKey]openSplit{}
+	}
+	c.open[pieceKey{coll, start.UnixNano()}] = openSplit{changes: st.Changes, last: st.Last.UnixNano(), p: p}
 }
 
 type pieceKey struct {
@@ -76,7 +106,25 @@ func (s *Server) pieces(ctx context.Context, coll string, start time.Time, close
 		if p, ok := s.split.get(coll, start); ok {
 			return p, nil
 		}
+	} else {
+		st, err := s.cat.Stats(ctx, coll)
+		if err != nil {
+			return nil, err
+		}
+		if p, ok := s.split.getOpen(coll, start, st); ok {
+			return p, nil
+		}
+		p, err := s.split1(ctx, coll, start, false)
+		if err == nil {
+			s.split.putOpen(coll, start, st, p)
+		}
+		return p, err
 	}
+	return s.split1(ctx, coll, start, true)
+}
+
+// split1 reads how the period starting at start splits into pieces.
+func (s *Server) split1(ctx context.Context, coll string, start time.Time, closed bool) ([]time.Time, error) {
 	end := start.Add(s.cfg.ChangeListPeriod)
 	one := []time.Time{start}
 	if cc, ok := s.cat.(changeCounter); ok {
