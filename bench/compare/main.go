@@ -75,6 +75,18 @@ func run(ctx context.Context, args []string) error {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	o.Contenders = strings.Split(*with, ",")
+	// Each contender's output is kept until every round has run: on ext4,
+	// a file created soon after many were deleted costs the kernel a walk
+	// past each recently freed inode, so deleting one contender's tens of
+	// thousands of files would slow the next one down. Outputs too large
+	// to keep (the 10 MB bitstreams, a thousand files) go at once.
+	var outputs []string
+	defer func() {
+		for _, d := range outputs {
+			os.RemoveAll(d)
+		}
+	}()
+	keep := int64(o.N)*o.Size <= keepOutputs
 	var results []result
 	for round := 1; round <= o.Rounds; round++ {
 		order := o.Contenders
@@ -82,7 +94,12 @@ func run(ctx context.Context, args []string) error {
 			order = reversed(order)
 		}
 		for _, c := range order {
-			r, err := runOne(ctx, o, c, round)
+			r, dir, err := runOne(ctx, o, c, round)
+			if keep {
+				outputs = append(outputs, dir)
+			} else {
+				os.RemoveAll(dir)
+			}
 			if err != nil {
 				return fmt.Errorf("round %d, %s: %w", round, c, err)
 			}
@@ -94,12 +111,17 @@ func run(ctx context.Context, args []string) error {
 	return nil
 }
 
-func runOne(ctx context.Context, o options, c string, round int) (result, error) {
+// keepOutputs is the most a contender's output may hold to be kept until
+// the end of the run.
+const keepOutputs = 4 << 30
+
+// runOne runs contender c once, its output in a new directory under
+// o.Work that it returns for the caller to remove.
+func runOne(ctx context.Context, o options, c string, round int) (result, string, error) {
 	dir, err := os.MkdirTemp(o.Work, "bench-"+c+"-")
 	if err != nil {
-		return result{}, err
+		return result{}, "", err
 	}
-	defer os.RemoveAll(dir)
 	r := result{Contender: c, Round: round}
 	switch c {
 	case "viaduct":
@@ -113,7 +135,7 @@ func runOne(ctx context.Context, o options, c string, round int) (result, error)
 	default:
 		err = errors.New("unknown contender")
 	}
-	return r, err
+	return r, dir, err
 }
 
 func reversed(s []string) []string {
