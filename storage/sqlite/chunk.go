@@ -114,9 +114,13 @@ func (c *Catalog) scanChunkAt(ctx context.Context, k *chunk, where, collection, 
 }
 
 // ScanChanges calls fn, in time order (which is sequence order), for the
-// changes of collection with from <= At < until, read in chunks by
-// sequence (see above). The change log only grows at its end, so the
-// chunks together are the log as it was when the last was read. A zero
+// changes of collection with from <= At < until, read in chunks (see
+// above) along the (collection, at) index: a change's time is strictly
+// greater than every earlier one of its collection, so time order is
+// sequence order, and the walk starts at from and ends at until without
+// reading the changes before or after them, as a walk by sequence would.
+// The change log only grows at its end, so the chunks together are the
+// log as it was when the last was read. A zero
 // from means from the start, a zero until no upper bound. fn receives the
 // same *LoggedChange each time, refilled: it must not keep it, or anything
 // in it but strings, after it returns. An error from fn stops the walk
@@ -136,13 +140,17 @@ func (c *Catalog) ScanChanges(ctx context.Context, collection string, from, unti
 		ch LoggedChange
 	)
 	ch.Collection = collection
-	for cursor := int64(0); ; {
+	for first := true; ; first = false {
 		// Entries before the collection's retention horizon are kept
 		// only for snapshots (see Prune), never listed.
+		op := ">"
+		if first {
+			op = ">="
+		}
 		full, err := k.fill(ctx, c.scans, `SELECT CAST(pack AS TEXT) FROM changes
-			WHERE collection = ? AND seq > ? AND at >= ? AND at < ?
-				AND at >= coalesce((SELECT horizon FROM collections WHERE name = ?), ?) ORDER BY seq LIMIT ?`,
-			collection, cursor, start, end, collection, int64(math.MinInt64), pageSize)
+			WHERE collection = ? AND at `+op+` ? AND at < ?
+				AND at >= coalesce((SELECT horizon FROM collections WHERE name = ?), ?) ORDER BY at LIMIT ?`,
+			collection, start, end, collection, int64(math.MinInt64), pageSize)
 		if err != nil {
 			return fmt.Errorf("%s: %w", where, err)
 		}
@@ -157,6 +165,6 @@ func (c *Catalog) ScanChanges(ctx context.Context, collection string, from, unti
 		if !full {
 			return nil
 		}
-		cursor = int64(ch.Seq)
+		start = ch.At.UnixMicro()
 	}
 }
