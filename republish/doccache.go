@@ -16,7 +16,8 @@ import (
 // never its first: a catalog that moves between every two requests costs
 // the cache nothing but a map entry.
 type CacheConfig struct {
-	// Dir holds the cached documents; it is emptied at start. The node
+	// Dir holds the cached documents (files named doc-*, removed at
+	// start; nothing else in it is touched). The node
 	// sets it to <data_dir>/cache/documents. Empty: no cache.
 	Dir string `yaml:"dir"`
 	// MaxBytes bounds the files kept; the least recently sent go first.
@@ -56,17 +57,24 @@ type cachedDoc struct {
 // maxSeen bounds the keys remembered as asked for once.
 const maxSeen = 4096
 
-// newDocCache empties dir and returns a cache in it; nil (no cache) when
-// cfg turns it off.
+// newDocCache removes the documents an earlier run left in dir and
+// returns a cache in it; nil (no cache) when cfg turns it off. Only its
+// own files (doc-*) are removed, whatever else a misconfigured dir holds.
 func newDocCache(cfg CacheConfig) (*docCache, error) {
 	if cfg.Dir == "" || cfg.MaxBytes < 0 {
 		return nil, nil
 	}
-	if err := os.RemoveAll(cfg.Dir); err != nil {
-		return nil, fmt.Errorf("republish: empty document cache %s: %w", cfg.Dir, err)
-	}
 	if err := os.MkdirAll(cfg.Dir, 0o750); err != nil {
 		return nil, fmt.Errorf("republish: document cache %s: %w", cfg.Dir, err)
+	}
+	old, err := filepath.Glob(filepath.Join(cfg.Dir, "doc-*"))
+	if err != nil {
+		return nil, fmt.Errorf("republish: document cache %s: %w", cfg.Dir, err)
+	}
+	for _, p := range old {
+		if err := os.Remove(p); err != nil {
+			return nil, fmt.Errorf("republish: empty document cache %s: %w", cfg.Dir, err)
+		}
 	}
 	return &docCache{dir: cfg.Dir, max: cfg.MaxBytes, files: map[string]*list.Element{}, seen: map[string]bool{}}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -61,5 +62,23 @@ func TestDocumentCache(t *testing.T) {
 	}
 	if hits() != 2 {
 		t.Fatalf("a request after a change was a cache hit")
+	}
+}
+
+// The cache removes at start what an earlier run of it left, and nothing
+// else its directory holds.
+func TestDocumentCacheKeepsOthersFiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"doc-7", "notes.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	newFixture(t, Config{Cache: CacheConfig{Dir: dir}})
+	if _, err := os.Stat(filepath.Join(dir, "doc-7")); !os.IsNotExist(err) {
+		t.Errorf("an earlier run's cached document is still there: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "notes.txt")); err != nil {
+		t.Errorf("a file the cache did not write was removed: %v", err)
 	}
 }
