@@ -70,7 +70,7 @@ func (s *Server) serveChangeListIndex(w http.ResponseWriter, r *http.Request, c 
 		return
 	}
 	starts, open := s.periods(st)
-	lists, err := s.changeLists(ctx, c.Name, starts, open)
+	lists, err := s.changeLists(ctx, c.Name, st, starts, open)
 	if err != nil {
 		s.fail(w, r, "changelist-index", http.StatusInternalServerError, fmt.Errorf("collection %s: split change lists: %w", c.Name, err))
 		return
@@ -104,12 +104,12 @@ type listed struct {
 
 // changeLists returns the Change Lists of the periods starting at starts,
 // split into pieces, the most recent MaxChangeLists of them.
-func (s *Server) changeLists(ctx context.Context, coll string, starts []time.Time, open time.Time) ([]listed, error) {
+func (s *Server) changeLists(ctx context.Context, coll string, st Stats, starts []time.Time, open time.Time) ([]listed, error) {
 	p := s.cfg.ChangeListPeriod
 	var out []listed
 	for _, t := range starts {
 		closed := t.Before(open)
-		ps, err := s.pieces(ctx, coll, t, closed)
+		ps, err := s.pieces(ctx, coll, t, st, closed)
 		if err != nil {
 			return nil, err
 		}
@@ -155,7 +155,7 @@ func (s *Server) serveChangeList(w http.ResponseWriter, r *http.Request, c *Coll
 		return
 	}
 	closed := start.Before(open)
-	ps, err := s.pieces(ctx, c.Name, start, closed)
+	ps, err := s.pieces(ctx, c.Name, start, st, closed)
 	if err != nil {
 		s.fail(w, r, "changelist", http.StatusInternalServerError, fmt.Errorf("collection %s: split change list %s: %w", c.Name, stamp, err))
 		return

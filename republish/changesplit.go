@@ -100,17 +100,15 @@ func (c *pieceCache) put(coll string, start time.Time, p []time.Time) {
 }
 
 // pieces returns the starts of the pieces of the period starting at
-// start, in order; the first is start. closed says the period has ended.
-func (s *Server) pieces(ctx context.Context, coll string, start time.Time, closed bool) ([]time.Time, error) {
+// start, in order; the first is start. closed says the period has ended;
+// st is the collection's stats, read before, which an open period's kept
+// split is checked against.
+func (s *Server) pieces(ctx context.Context, coll string, start time.Time, st Stats, closed bool) ([]time.Time, error) {
 	if closed {
 		if p, ok := s.split.get(coll, start); ok {
 			return p, nil
 		}
 	} else {
-		st, err := s.cat.Stats(ctx, coll)
-		if err != nil {
-			return nil, err
-		}
 		if p, ok := s.split.getOpen(coll, start, st); ok {
 			return p, nil
 		}

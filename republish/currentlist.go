@@ -31,7 +31,7 @@ func (s *Server) serveCurrentChangeList(w http.ResponseWriter, r *http.Request, 
 		return
 	}
 	_, open := s.periods(st)
-	ps, err := s.pieces(ctx, c.Name, open, false)
+	ps, err := s.pieces(ctx, c.Name, open, st, false)
 	if err != nil {
 		s.fail(w, r, "changelist", http.StatusInternalServerError, err)
 		return

@@ -123,7 +123,7 @@ func (c *docCache) fill(key string) *docFill {
 	if err != nil {
 		return nil
 	}
-	return &docFill{c: c, key: key, f: f, limit: c.max}
+	return &docFill{c: c, key: key, f: f}
 }
 
 func (c *docCache) dropLocked(e *list.Element) {
@@ -141,7 +141,6 @@ type docFill struct {
 	key    string
 	f      *os.File
 	n      int64
-	limit  int64
 	failed bool
 }
 
@@ -149,7 +148,7 @@ func (w *docFill) Write(p []byte) (int, error) {
 	if w.failed {
 		return len(p), nil
 	}
-	if w.n+int64(len(p)) > w.limit {
+	if w.n+int64(len(p)) > w.c.max {
 		w.failed = true
 		return len(p), nil
 	}
