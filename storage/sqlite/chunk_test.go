@@ -21,7 +21,7 @@ func TestListReadPinsNoSnapshot(t *testing.T) {
 	const n = 2500 // two and a half chunks
 	next := fill(t, c, "s", "c", 1, n)
 	seq := next - 1
-	uri := func(k int) string { return fmt.Sprintf("http://s/r%07d", k) }
+	uri := func(k int) string { return filledURI("s", k) }
 
 	midway := func(i int) {
 		t.Helper()

@@ -8,6 +8,9 @@ import (
 	"time"
 )
 
+// filledURI is the URI fill gives resource k of source.
+func filledURI(source string, k int) string { return fmt.Sprintf("http://%s/r%07d", source, k) }
+
 // fill applies n creations in collection c, one per URI, in batches, and
 // returns the next free seq.
 func fill(t testing.TB, c *Catalog, source, coll string, seq uint64, n int) uint64 {
@@ -18,7 +21,7 @@ func fill(t testing.TB, c *Catalog, source, coll string, seq uint64, n int) uint
 		// URIs are applied out of order so that uri order is not seq order.
 		k := (i * 7919) % n
 		batch = append(batch, Applied{Seq: seq, At: t0.Add(time.Duration(seq) * time.Microsecond),
-			Event: event(source, coll, fmt.Sprintf("http://%s/r%07d", source, k), cr, fmt.Sprint(k))})
+			Event: event(source, coll, filledURI(source, k), cr, fmt.Sprint(k))})
 		seq++
 		if len(batch) == cap(batch) || i == n-1 {
 			if err := c.ApplyBatch(ctx, batch); err != nil {

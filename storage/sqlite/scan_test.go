@@ -18,7 +18,7 @@ func TestResourceScanPinsNoSnapshot(t *testing.T) {
 	c := openTemp(t)
 	const n = 2500 // two and a half chunks
 	next := fill(t, c, "s", "c", 1, n)
-	uri := func(k int) string { return fmt.Sprintf("http://s/r%07d", k) }
+	uri := func(k int) string { return filledURI("s", k) }
 
 	var got []string
 	err := c.ScanResources(ctx, "c", "", 0, func(rs *ResourceState) error {
