@@ -25,6 +25,9 @@ type control struct {
 	tracked map[string]*tracked
 	entries map[string]cron.EntryID
 	runCtx  context.Context // Run's, while it runs
+	// started is closed once Run first accepts passes (see Started).
+	started     chan struct{}
+	startedOnce sync.Once
 }
 
 // tracked is one Source's record, kept across reloads by name.
@@ -179,3 +182,9 @@ func (h *Harvester) recorded(ctx context.Context, s *source, rebaseline bool, sl
 	}
 	return err
 }
+
+// Started is closed once Run accepts passes asked for with Trigger: a
+// caller that starts Run in a goroutine and answers requests at once (the
+// node's admin API) waits for it, so that a pass asked for right after
+// start-up is not refused as asked of a harvester not running.
+func (h *Harvester) Started() <-chan struct{} { return h.ctl.started }

@@ -64,6 +64,7 @@ func New(cfg Config, sources []SourceConfig, deps Deps, logger *slog.Logger, reg
 		return nil, fmt.Errorf("harvester: register metrics: %w", err)
 	}
 	h := &Harvester{cfg: cfg, deps: deps, log: logger, m: m, sources: map[string]*source{}, sem: make(chan struct{}, cfg.Concurrency)}
+	h.ctl.started = make(chan struct{})
 	for _, sc := range sources {
 		src, err := h.newSource(sc)
 		if err != nil {
@@ -122,6 +123,7 @@ func (h *Harvester) Run(ctx context.Context) error {
 		h.schedule(ctx, c, s)
 	}
 	h.ctl.mu.Unlock()
+	h.ctl.startedOnce.Do(func() { close(h.ctl.started) })
 	h.primeCursors(ctx)
 	c.Start()
 	<-ctx.Done()

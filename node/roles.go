@@ -84,6 +84,12 @@ func startRoles(ctx context.Context, n *Node, opts Options) (*roles, error) {
 	}
 	n.keep(ctx, "fetch", func(ctx context.Context) error { return ignoreCanceled(r.pool.Run(ctx)) })
 	n.keep(ctx, "harvester", func(ctx context.Context) error { return ignoreCanceled(r.harv.Run(ctx)) })
+	// A started node takes a pass asked for at once (a node stopped
+	// meanwhile stops waiting).
+	select {
+	case <-r.harv.Started():
+	case <-ctx.Done():
+	}
 	return r, nil
 }
 
