@@ -3,10 +3,12 @@ package node
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"github.com/viaduct-mirror/viaduct"
 	"github.com/viaduct-mirror/viaduct/queue/queuetest"
 	"github.com/viaduct-mirror/viaduct/sim"
+	"github.com/viaduct-mirror/viaduct/websub"
 )
 
 // balancer fronts the live nodes at one address, round robin, as a load
@@ -71,6 +74,7 @@ type testCluster struct {
 	lb    *balancer
 	cfgs  []Config
 	nodes []*Node
+	logs  []*logBuffer
 }
 
 // startCluster starts the cluster harvesting src as Source "s".
@@ -93,15 +97,32 @@ func startClusterOf(t testing.TB, src *sim.Server, nodes int, blobs func(*Config
 		blobs(&cfg)
 		c.cfgs = append(c.cfgs, cfg)
 		c.nodes = append(c.nodes, nil)
+		c.logs = append(c.logs, &logBuffer{})
 		c.start(t, i)
 	}
+	t.Cleanup(func() { c.explainFailure(t) })
 	return c
+}
+
+// explainFailure logs, when the test has failed, what each node warned
+// of, and when its notifier started or stopped publishing.
+func (c *testCluster) explainFailure(t testing.TB) {
+	if !t.Failed() {
+		return
+	}
+	for i, b := range c.logs {
+		for _, rec := range b.records(nil) {
+			if lvl, _ := rec["level"].(string); lvl != "INFO" || rec["role"] == "notify" {
+				t.Logf("%s: %v %v %v", c.cfgs[i].Queue.NodeName, rec["time"], rec["level"], rec)
+			}
+		}
+	}
 }
 
 // start starts node i on its data directory, old or new.
 func (c *testCluster) start(t testing.TB, i int) {
 	t.Helper()
-	c.nodes[i] = startNode(t, c.cfgs[i], nil)
+	c.nodes[i] = startNode(t, c.cfgs[i], c.logs[i].loggerAt(slog.LevelInfo))
 	c.lb.set(i, c.nodes[i])
 }
 
@@ -141,6 +162,25 @@ func (c *testCluster) kill(t testing.TB, i int) {
 	if err := n.cat.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// subscribe starts a subscriber and subscribes it to "s" through the
+// balancer, at whichever node the balancer picks, and waits until every
+// live node's hub knows the subscription: from then on, whichever node
+// publishes owes it every change.
+func (c *testCluster) subscribe(t testing.TB) *downstream {
+	t.Helper()
+	d := startDownstream(t)
+	s := d.subscribe(t, c.lb.srv.URL+"/hub", c.lb.srv.URL+"/s/notifications")
+	waitFor(t, 30*time.Second, "every node's hub to know the subscription", func() bool {
+		for _, n := range c.live() {
+			if !slices.ContainsFunc(n.note.hub.Subscriptions(), func(h websub.Subscription) bool { return h.Callback == s.Callback }) {
+				return false
+			}
+		}
+		return true
+	})
+	return d
 }
 
 // syncAll asks every live node for a pass over "s" at the same moment, as
@@ -223,7 +263,16 @@ func (c *testCluster) checkCluster(t testing.TB, src *sim.Server, d *downstream)
 			t.Fatalf("node %s lists %d changes, node %s %d, or in another order", n.cfg.Queue.NodeName, len(keys), live[0].cfg.Queue.NodeName, len(listed))
 		}
 	}
-	waitFor(t, time.Minute, "the subscriber to be told of every change", func() bool { return countEntries(distinct(d.notifications())) >= len(listed) })
+	told := 0
+	defer func() {
+		if t.Failed() {
+			t.Logf("the subscriber was told of %d of the %d changes the Change Lists show", told, len(listed))
+		}
+	}()
+	waitFor(t, time.Minute, "the subscriber to be told of every change", func() bool {
+		told = countEntries(distinct(d.notifications()))
+		return told >= len(listed)
+	})
 	got := d.notifications()
 	once := distinct(got)
 	if repeats := len(got) - len(once); repeats > 1 {

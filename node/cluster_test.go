@@ -15,8 +15,7 @@ import (
 func TestClusterBaseline(t *testing.T) {
 	src := startSource(t, sim.Config{Resources: 20_000, Seed: 41, MinSize: 8, MaxSize: 48})
 	c := startCluster(t, src, "cluster-baseline")
-	d := startDownstream(t)
-	d.subscribe(t, c.lb.srv.URL+"/hub", c.lb.srv.URL+"/s/notifications")
+	d := c.subscribe(t)
 
 	c.syncAll(t)
 	if got := resourceListReads(src); got != 1 {
@@ -45,8 +44,7 @@ func TestClusterNodeKilled(t *testing.T) {
 	src := startSource(t, sim.Config{Resources: 2000, Seed: 42, MinSize: 8, MaxSize: 48})
 	slowBitstreams(t, src)
 	c := startCluster(t, src, "cluster-kill")
-	d := startDownstream(t)
-	d.subscribe(t, c.lb.srv.URL+"/hub", c.lb.srv.URL+"/s/notifications")
+	d := c.subscribe(t)
 
 	c.syncAll(t)
 	h := c.holder(t, sourceLeaseName)
@@ -91,8 +89,7 @@ func TestClusterNATSServerLost(t *testing.T) {
 	src := startSource(t, sim.Config{Resources: 2000, Seed: 43, MinSize: 8, MaxSize: 48})
 	slowBitstreams(t, src)
 	c := startCluster(t, src, "cluster-nats")
-	d := startDownstream(t)
-	d.subscribe(t, c.lb.srv.URL+"/hub", c.lb.srv.URL+"/s/notifications")
+	d := c.subscribe(t)
 
 	c.syncAll(t)
 	waitFor(t, time.Minute, "part of the baseline to be applied", func() bool { return lastApplied(t, c.live()[0]) >= 300 })

@@ -169,8 +169,11 @@ func deadLetters(t testing.TB, n *Node) []queue.DeadLetter {
 type logBuffer struct{ testutil.Buffer }
 
 // logger is a debug-level JSON logger writing to b.
-func (b *logBuffer) logger() *slog.Logger {
-	return slog.New(slog.NewJSONHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))
+func (b *logBuffer) logger() *slog.Logger { return b.loggerAt(slog.LevelDebug) }
+
+// loggerAt is a JSON logger writing to b the records at level or above.
+func (b *logBuffer) loggerAt(level slog.Level) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(b, &slog.HandlerOptions{Level: level}))
 }
 
 // records returns the captured records whose text attribute of every key

@@ -79,15 +79,17 @@ func startNotify(ctx context.Context, n *Node, repub *republish.Server) (*notify
 		for _, topic := range repub.Topics() {
 			r.hub.AddTopic(topic)
 		}
-		hub := r.hub
+		hub, changed := r.hub, make(chan struct{}, 1)
 		if err := store.Watch(ctx, func() {
-			if err := hub.Sync(ctx); err != nil && ctx.Err() == nil {
-				log.Warn("reading the hub's subscriptions", "err", err)
+			select {
+			case changed <- struct{}{}:
+			default:
 			}
 		}); err != nil {
 			r.close()
 			return nil, err
 		}
+		n.spawn("hub-follow", func() error { return followHub(ctx, hub, changed, log) })
 		pub = r.hub
 	}
 	pub = newLinkingPublisher(pub, n.links, repub.Topics())

@@ -119,11 +119,11 @@ func leadNotify(ctx context.Context, n *Node, hub *websub.Hub, leading *atomic.B
 		lctx, cancel := lease.Context(ctx)
 		leading.Store(true)
 		if hub != nil {
-			if err := hub.Sync(lctx); err != nil {
-				log.Warn("reading the hub's subscriptions", "err", err)
-			}
+			syncHub(lctx, hub, log)
 		}
-		err = run(lctx)
+		if lctx.Err() == nil {
+			err = run(lctx)
+		}
 		leading.Store(false)
 		cancel()
 		if rerr := lease.Release(context.WithoutCancel(ctx)); rerr != nil {
@@ -134,6 +134,38 @@ func leadNotify(ctx context.Context, n *Node, hub *websub.Hub, leading *atomic.B
 		}
 	}
 	return nil
+}
+
+// followHub keeps hub's subscriptions in line with the shared store:
+// each change any node makes to it signals changed, and hub reads the
+// store again. A read that fails is retried until one succeeds, for a
+// hub that kept a stale view after a failed read would, once its node
+// publishes, skip or fail to queue the notifications of a subscription
+// taken at another node.
+func followHub(ctx context.Context, hub *websub.Hub, changed <-chan struct{}, log *slog.Logger) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-changed:
+		}
+		syncHub(ctx, hub, log)
+	}
+}
+
+// syncHub reads the shared subscriptions into hub, retrying with backoff
+// (100 ms doubling to 5 s) until a read succeeds or ctx ends.
+func syncHub(ctx context.Context, hub *websub.Hub, log *slog.Logger) {
+	wait := 100 * time.Millisecond
+	for {
+		err := hub.Sync(ctx)
+		if err == nil || ctx.Err() != nil {
+			return
+		}
+		log.Warn("reading the hub's subscriptions; will retry", "retry_in", wait, "err", err)
+		pause(ctx, wait)
+		wait = min(2*wait, 5*time.Second)
+	}
 }
 
 // pause waits d or until ctx ends.
