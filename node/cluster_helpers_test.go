@@ -184,18 +184,43 @@ func (c *testCluster) subscribe(t testing.TB) *downstream {
 }
 
 // syncAll asks every live node for a pass over "s" at the same moment, as
-// their schedules would.
-func (c *testCluster) syncAll(t testing.TB) {
+// their schedules would, and returns the answers of the passes that
+// failed.
+func (c *testCluster) syncAll(t testing.TB) []string {
 	t.Helper()
-	var wg sync.WaitGroup
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		failed []string
+	)
 	for _, n := range c.live() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			syncSource(t, n, "s")
+			if code, body := syncSource(t, n, "s"); code != http.StatusOK {
+				mu.Lock()
+				failed = append(failed, fmt.Sprintf("%s: %d %s", n.cfg.Queue.NodeName, code, body))
+				mu.Unlock()
+			}
 		}()
 	}
 	wg.Wait()
+	return failed
+}
+
+// syncAllUntilDone asks for passes until a round has none failing, as
+// the nodes' schedules would: a pass cut short (its node's lease lapsed
+// while a loaded machine answered its renewals late) leaves the rest to
+// the next one.
+func (c *testCluster) syncAllUntilDone(t testing.TB, timeout time.Duration) {
+	t.Helper()
+	waitFor(t, timeout, "a round of passes with none failing", func() bool {
+		failed := c.syncAll(t)
+		for _, f := range failed {
+			t.Logf("a pass failed; asking again: %s", f)
+		}
+		return len(failed) == 0
+	})
 }
 
 // settled: CHANGES is empty and every live node's catalog has caught up.

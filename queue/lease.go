@@ -104,6 +104,13 @@ func (l *Lease) Held() bool {
 	return time.Since(l.good) < l.ttl
 }
 
+// validFor is how long the lease stays held without another renewal.
+func (l *Lease) validFor() time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.ttl - time.Since(l.good)
+}
+
 // Context returns a context that ends when parent does or the lease is
 // lost, for the work the lease guards.
 func (l *Lease) Context(parent context.Context) (context.Context, context.CancelFunc) {
@@ -131,6 +138,13 @@ func (l *Lease) Renew(ctx context.Context) error {
 	l.mu.Unlock()
 	sent := time.Now()
 	nrev, err := l.kv.Update(ctx, l.key, []byte(l.holder), rev)
+	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists) {
+		// A renewal that timed out may have been written all the same:
+		// the key then still names this node, at a later revision.
+		if later, ok := l.ownLaterRevision(ctx, rev); ok {
+			nrev, err = l.kv.Update(ctx, l.key, []byte(l.holder), later)
+		}
+	}
 	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyNotFound) {
 		l.markLost()
 		return fmt.Errorf("queue: renew lease %q: %w", l.name, ErrLeaseLost)
@@ -146,6 +160,21 @@ func (l *Lease) Renew(ctx context.Context) error {
 	l.rev, l.good = nrev, sent
 	l.mu.Unlock()
 	return nil
+}
+
+// ownLaterRevision reads the lease's key: when it still names this node
+// at a revision after rev, and the lease has not outlived its TTL, the
+// write at that revision was one of this node's renewals, sent but not
+// answered in time, and the lease is still this node's.
+func (l *Lease) ownLaterRevision(ctx context.Context, rev uint64) (uint64, bool) {
+	if !l.Held() {
+		return 0, false
+	}
+	e, err := l.kv.Get(ctx, l.key)
+	if err != nil || string(e.Value()) != l.holder || e.Revision() <= rev {
+		return 0, false
+	}
+	return e.Revision(), true
 }
 
 // Release stops renewing and gives the lease up at once, so that another
@@ -182,7 +211,10 @@ func (l *Lease) renewLoop() {
 			return
 		case <-t.C:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), l.ttl/3)
+		// A renewal may take until the lease would lapse: under load a
+		// write slower than a tick still keeps the lease, where giving up
+		// on it would leave it to land unseen.
+		ctx, cancel := context.WithTimeout(context.Background(), max(l.ttl/3, l.validFor()))
 		_ = l.Renew(ctx) // a failure is retried on the next tick until Held says no
 		cancel()
 	}

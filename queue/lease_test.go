@@ -117,6 +117,44 @@ func TestLeaseExpiresWhenTheHolderDies(t *testing.T) {
 	eventually(t, 5*time.Second, "the lost lease's context to end", func() bool { return errors.Is(context.Cause(lctx), queue.ErrLeaseLost) })
 }
 
+// A renewal written to the bucket whose answer never came back (it timed
+// out under load) leaves the key at a revision its holder does not know:
+// the next renewal finds the key still names the holder and keeps the
+// lease, where a key naming another node loses it.
+func TestLeaseSurvivesARenewalAnsweredTooLate(t *testing.T) {
+	ctx := ctxTimeout(t, 30*time.Second)
+	srv := queuetest.Start(t)
+	a := peer(t, srv, "node-a")
+	l, err := a.Lease(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release(ctx)
+	kv, err := srv.Bucket(ctx, queue.BucketLeases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The renewal that landed unseen.
+	landed, err := kv.Update(ctx, queue.KVKey("s"), []byte("node-a"), l.Revision())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Renew(ctx); err != nil {
+		t.Fatalf("renewing after a renewal landed unseen: %v", err)
+	}
+	if !l.Held() || l.Revision() <= landed {
+		t.Fatalf("held %v at revision %d, want held after revision %d", l.Held(), l.Revision(), landed)
+	}
+
+	// A write naming another node is not this node's renewal.
+	if _, err := kv.Update(ctx, queue.KVKey("s"), []byte("node-b"), l.Revision()); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Renew(ctx); !errors.Is(err, queue.ErrLeaseLost) {
+		t.Fatalf("renewing a lease the bucket gives node-b: got %v, want ErrLeaseLost", err)
+	}
+}
+
 // On a cluster, a node whose settings differ from the streams', consumer's
 // and buckets' it finds logs the difference and keeps them; told to
 // migrate, it applies its own.
