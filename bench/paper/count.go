@@ -8,19 +8,22 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strings"
 	"sync/atomic"
 	"time"
 )
 
 // counter is an HTTP front on loopback that counts the bytes of every
 // response body it sends: what a Destination transferred from the Source
-// behind it.
+// behind it, and of that what were ResourceSync documents (the Source
+// Description and every .xml), the rest being bitstreams.
 type counter struct {
 	URL   string
 	srv   *http.Server
 	ln    net.Listener
 	h     atomic.Pointer[http.Handler]
 	bytes atomic.Int64
+	docs  atomic.Int64
 }
 
 func newCounter() (*counter, error) {
@@ -51,13 +54,28 @@ func (c *counter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "not ready", http.StatusServiceUnavailable)
 		return
 	}
-	(*h).ServeHTTP(&countingWriter{ResponseWriter: w, n: &c.bytes}, r)
+	cw := &countingWriter{ResponseWriter: w, n: &c.bytes}
+	if isDocument(r.URL.Path) {
+		cw.doc = &c.docs
+	}
+	(*h).ServeHTTP(cw, r)
+}
+
+// isDocument tells a ResourceSync document's path from a bitstream's.
+func isDocument(p string) bool {
+	return p == "/.well-known/resourcesync" || strings.HasSuffix(p, ".xml")
 }
 
 // Bytes is how many body bytes were sent since the last Reset.
 func (c *counter) Bytes() int64 { return c.bytes.Load() }
 
-func (c *counter) Reset() { c.bytes.Store(0) }
+// DocumentBytes is how many of Bytes were documents'.
+func (c *counter) DocumentBytes() int64 { return c.docs.Load() }
+
+func (c *counter) Reset() {
+	c.bytes.Store(0)
+	c.docs.Store(0)
+}
 
 func (c *counter) Close() error {
 	err := c.srv.Close()
@@ -69,12 +87,16 @@ func (c *counter) Close() error {
 
 type countingWriter struct {
 	http.ResponseWriter
-	n *atomic.Int64
+	n   *atomic.Int64
+	doc *atomic.Int64 // nil for a bitstream
 }
 
 func (w *countingWriter) Write(p []byte) (int, error) {
 	n, err := w.ResponseWriter.Write(p)
 	w.n.Add(int64(n))
+	if w.doc != nil {
+		w.doc.Add(int64(n))
+	}
 	return n, err
 }
 

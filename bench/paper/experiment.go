@@ -118,8 +118,8 @@ func runExperiment(ctx context.Context, e experiment) (outcome, error) {
 	}
 	return outcome{
 		experiment: e,
-		A:          obsA.metrics(reqA, srcFront.Bytes()),
-		B:          obsB.metrics(reqB, aFront.Bytes()),
+		A:          obsA.metrics(reqA, srcFront.Bytes(), srcFront.DocumentBytes()),
+		B:          obsB.metrics(reqB, aFront.Bytes(), aFront.DocumentBytes()),
 	}, nil
 }
 

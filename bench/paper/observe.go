@@ -157,11 +157,13 @@ type metrics struct {
 	Settled     int     // changes whose latency was measured
 	Unsynced    int     // changes still not in sync at the end
 	Efficiency  float64 // required bytes / bytes transferred
+	Required    int64   // bytes of the changed resources' last versions
 	Transferred int64
+	Documents   int64 // of Transferred, the ResourceSync documents'
 }
 
-func (o *observer) metrics(required, transferred int64) metrics {
-	m := metrics{Unsynced: len(o.pending), Settled: len(o.latencies), Transferred: transferred}
+func (o *observer) metrics(required, transferred, documents int64) metrics {
+	m := metrics{Unsynced: len(o.pending), Settled: len(o.latencies), Required: required, Transferred: transferred, Documents: documents}
 	for _, c := range o.consistencies {
 		m.Consistency += c
 	}

@@ -33,10 +33,7 @@ func writeReport(dir string, m matrix, res []outcome) error {
 	b.WriteString("| mode | resources | change every | sync every | A consistency | A latency | A efficiency | B consistency | B latency | B efficiency | unsynced at end (A/B) |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, o := range res {
-		sync := o.SyncInterval.String()
-		if o.Mode == "push" {
-			sync = "push"
-		}
+		sync := syncColumn(o)
 		if o.Failed != "" {
 			fmt.Fprintf(&b, "| %s | %d | %v | %s | %s |||||||\n", o.Mode, o.Size, o.ChangeInterval, sync, o.Failed)
 			continue
@@ -46,6 +43,16 @@ func writeReport(dir string, m matrix, res []outcome) error {
 			o.A.Unsynced, o.B.Unsynced)
 	}
 	b.WriteString("\nLatencies are given in the paper's time (measured time divided by the scale).\n")
+	b.WriteString("\nWhere the bytes went: required are the bytes of the changed resources' last versions; transferred, every response body the Destination read, and of that the ResourceSync documents' (the rest are bitstreams).\n\n")
+	b.WriteString("| mode | resources | change every | sync every | A required | A transferred | A documents | B required | B transferred | B documents |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, o := range res {
+		if o.Failed != "" {
+			continue
+		}
+		fmt.Fprintf(&b, "| %s | %d | %v | %s | %d | %d | %d | %d | %d | %d |\n", o.Mode, o.Size, o.ChangeInterval, syncColumn(o),
+			o.A.Required, o.A.Transferred, o.A.Documents, o.B.Required, o.B.Transferred, o.B.Documents)
+	}
 	if err := os.WriteFile(filepath.Join(dir, "results.md"), b.Bytes(), 0o644); err != nil {
 		return err
 	}
@@ -65,6 +72,15 @@ func writeReport(dir string, m matrix, res []outcome) error {
 		}
 	}
 	return nil
+}
+
+// syncColumn is how the Destinations synchronised: their poll interval,
+// or push.
+func syncColumn(o outcome) string {
+	if o.Mode == "push" {
+		return "push"
+	}
+	return o.SyncInterval.String()
 }
 
 // latency is the average latency in the paper's time, or a dash when no
