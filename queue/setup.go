@@ -30,7 +30,7 @@ func (q *Queue) setUp(ctx context.Context) error {
 		if err == nil || ctx.Err() != nil || !unavailable(err) {
 			return err
 		}
-		q.log.Warn("jetstream did not answer while opening the queue; trying again", "round", round, "err", err)
+		q.log.Warn("jetstream could not set up the queue now; trying again", "round", round, "err", err)
 		select {
 		case <-ctx.Done():
 			return err
@@ -52,12 +52,17 @@ func (q *Queue) setUpOnce(ctx context.Context) error {
 }
 
 // unavailable: the error says JetStream could not answer now (no reply in
-// time, no responder, a 503 while a leader is elected), not that it
-// refused what was asked.
+// time, no responder, a 503 while a leader is elected, too few servers
+// online to place a stream's replicas while the cluster forms or a server
+// restarts), not that it refused what was asked.
 func unavailable(err error) bool {
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, nats.ErrNoResponders) {
 		return true
 	}
 	var api *jetstream.APIError
-	return errors.As(err, &api) && api.Code == http.StatusServiceUnavailable
+	return errors.As(err, &api) && (api.Code == http.StatusServiceUnavailable || api.ErrorCode == errCodeNoPeers)
 }
+
+// errCodeNoPeers is JetStream's error code for a stream it cannot place:
+// fewer servers with JetStream are online than its replicas need.
+const errCodeNoPeers jetstream.ErrorCode = 10005

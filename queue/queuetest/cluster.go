@@ -71,16 +71,20 @@ func StartCluster(t testing.TB, size int) *Cluster {
 	return c
 }
 
-// ready: every server routes to all the others and one is meta leader.
+// ready: every server routes to all the others, and the meta leader
+// counts every server online, so that a stream at as many replicas as
+// servers can be placed.
 func (c *Cluster) ready() bool {
-	leader := false
+	var leader *server.Server
 	for _, s := range c.Servers {
 		if s.NumRoutes() < len(c.Servers)-1 || !s.JetStreamIsClustered() || !s.JetStreamIsCurrent() {
 			return false
 		}
-		leader = leader || s.JetStreamIsLeader()
+		if s.JetStreamIsLeader() {
+			leader = s
+		}
 	}
-	return leader
+	return leader != nil && len(leader.JetStreamClusterPeers()) == len(c.Servers)
 }
 
 // URL lists every server's client address, as a node's queue.url does.
