@@ -87,24 +87,27 @@ func BenchmarkServeHTTP(b *testing.B) {
 }
 
 // fetchAll GETs a document and, when it is an index, every document it
-// lists (their URIs moved from mirror to url), reading every entry as a
-// Destination would; each body goes to keep. It returns the paths read
-// and the entries of the lists among them.
+// lists (their URIs moved from mirror to url), parsing each body as it
+// arrives, as a Destination's reader does; each body goes to keep. It
+// returns the paths read and the entries of the lists among them.
 func fetchAll(b *testing.B, url, mirror, path string, gz bool, keep func(string, []byte)) (paths []string, entries int) {
-	body := fetch(b, url+path, gz)
+	body := open(b, url+path, gz)
+	defer body.Close()
+	var r io.Reader = body
+	var kept bytes.Buffer
 	if keep != nil {
-		keep(path, body)
+		r = io.TeeReader(body, &kept)
 	}
-	paths = []string{path}
 	// A Change List of a period with more changes than a list may hold is
 	// read whole, whatever its size, as the benchmark reads what is served.
 	lim := resourcesync.DefaultLimits()
 	lim.MaxBytes, lim.MaxDecompressed, lim.MaxEntries = 1<<30, 1<<30, 2_000_000
-	rd, err := resourcesync.NewReader(bytes.NewReader(body), lim)
+	rd, err := resourcesync.NewReader(r, lim)
 	if err != nil {
 		b.Fatal(err)
 	}
 	index := rd.Header().Root == resourcesync.SitemapIndex
+	var listed []string
 	for {
 		e, err := rd.Next()
 		if err == io.EOF {
@@ -113,17 +116,29 @@ func fetchAll(b *testing.B, url, mirror, path string, gz bool, keep func(string,
 		if err != nil {
 			b.Fatal(err)
 		}
-		if !index {
+		if index {
+			listed = append(listed, strings.TrimPrefix(e.Loc, mirror))
+		} else {
 			entries++
-			continue
 		}
-		more, n := fetchAll(b, url, mirror, strings.TrimPrefix(e.Loc, mirror), gz, keep)
+	}
+	if keep != nil {
+		if _, err := io.Copy(io.Discard, r); err != nil {
+			b.Fatal(err)
+		}
+		keep(path, kept.Bytes())
+	}
+	body.Close()
+	paths = []string{path}
+	for _, p := range listed {
+		more, n := fetchAll(b, url, mirror, p, gz, keep)
 		paths, entries = append(paths, more...), entries+n
 	}
 	return paths, entries
 }
 
-func fetch(b *testing.B, url string, gz bool) []byte {
+// open GETs url, asking for gzip when gz, and returns the body, decoded.
+func open(b *testing.B, url string, gz bool) io.ReadCloser {
 	req, _ := http.NewRequest(http.MethodGet, url, nil)
 	if gz {
 		req.Header.Set("Accept-Encoding", "gzip")
@@ -132,25 +147,26 @@ func fetch(b *testing.B, url string, gz bool) []byte {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
 		b.Fatalf("GET %s: %s", url, resp.Status)
 	}
-	var r io.Reader = resp.Body
-	if resp.Header.Get("Content-Encoding") == "gzip" {
-		zr, err := gzip.NewReader(resp.Body)
-		if err != nil {
-			b.Fatal(err)
+	if resp.Header.Get("Content-Encoding") != "gzip" {
+		if gz {
+			resp.Body.Close()
+			b.Fatalf("GET %s: asked for gzip, got %q", url, resp.Header.Get("Content-Encoding"))
 		}
-		r = zr
-	} else if gz {
-		b.Fatalf("GET %s: asked for gzip, got %q", url, resp.Header.Get("Content-Encoding"))
+		return resp.Body
 	}
-	body, err := io.ReadAll(r)
+	zr, err := gzip.NewReader(resp.Body)
 	if err != nil {
+		resp.Body.Close()
 		b.Fatal(err)
 	}
-	return body
+	return struct {
+		io.Reader
+		io.Closer
+	}{zr, resp.Body}
 }
 
 // writeDoc keeps a document's bytes under dir at its path, and beside it
