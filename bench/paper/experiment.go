@@ -187,6 +187,9 @@ func startNode(ctx context.Context, e experiment, dir, listen, publicURL string,
 	cfg.Harvest.PushSchedule = "@every 1h"
 	cfg.Fetch.Workers = 32
 	cfg.Republish.ChangeListPeriod = time.Hour
+	// B subscribes to A's hub from loopback, which a hub refuses by
+	// default; refused, B would poll A at its schedule instead.
+	cfg.Republish.Notify.AllowLoopbackCallbacks = true
 	cfg.Fill()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
