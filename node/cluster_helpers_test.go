@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -16,7 +15,6 @@ import (
 	"github.com/viaduct-mirror/viaduct"
 	"github.com/viaduct-mirror/viaduct/queue/queuetest"
 	"github.com/viaduct-mirror/viaduct/sim"
-	"github.com/viaduct-mirror/viaduct/websub"
 )
 
 // balancer fronts the live nodes at one address, round robin, as a load
@@ -172,14 +170,9 @@ func (c *testCluster) subscribe(t testing.TB) *downstream {
 	t.Helper()
 	d := startDownstream(t)
 	s := d.subscribe(t, c.lb.srv.URL+"/hub", c.lb.srv.URL+"/s/notifications")
-	waitFor(t, 30*time.Second, "every node's hub to know the subscription", func() bool {
-		for _, n := range c.live() {
-			if !slices.ContainsFunc(n.note.hub.Subscriptions(), func(h websub.Subscription) bool { return h.Callback == s.Callback }) {
-				return false
-			}
-		}
-		return true
-	})
+	for _, n := range c.live() {
+		waitHubHolds(t, n, s.Callback)
+	}
 	return d
 }
 

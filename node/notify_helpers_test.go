@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -62,6 +63,25 @@ func startSubscriber(t testing.TB, notify websub.NotifyFunc) (*httptest.Server, 
 func (d *downstream) subscribe(t testing.TB, hub, topic string) websub.Sub {
 	t.Helper()
 	return subscribeVerified(t, d.sub, hub, topic)
+}
+
+// subscribeTo subscribes to collection "s" at node n's hub and waits
+// until the hub holds the subscription: the subscriber counts itself
+// subscribed once it has answered the hub's verification, a moment before
+// the hub stores it, and n owes it every change from then on.
+func (d *downstream) subscribeTo(t testing.TB, n *Node) websub.Sub {
+	t.Helper()
+	s := d.subscribe(t, n.URL()+"/hub", n.URL()+"/s/notifications")
+	waitHubHolds(t, n, s.Callback)
+	return s
+}
+
+// waitHubHolds waits until n's hub holds a subscription of callback.
+func waitHubHolds(t testing.TB, n *Node, callback string) {
+	t.Helper()
+	waitFor(t, 30*time.Second, "the hub of "+n.cfg.Queue.NodeName+" to hold the subscription", func() bool {
+		return slices.ContainsFunc(n.note.hub.Subscriptions(), func(h websub.Subscription) bool { return h.Callback == callback })
+	})
 }
 
 // subscribeVerified subscribes sub to topic at hub and waits for the

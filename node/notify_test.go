@@ -49,7 +49,7 @@ func TestNotificationsDownstream(t *testing.T) {
 	}
 
 	d := startDownstream(t)
-	d.subscribe(t, hub, topic)
+	d.subscribeTo(t, n)
 
 	mustSync(t, n, "s")
 	waitSettled(t, n, 30*time.Second)
@@ -82,9 +82,9 @@ func TestNotificationsSurviveRestart(t *testing.T) {
 	cfg := notifyConfig(t.TempDir(), src)
 	cfg.Listen = freeAddr(t)
 	n := startNode(t, cfg, nil)
-	topic, hub := n.URL()+"/s/notifications", n.URL()+"/hub"
+	topic := n.URL() + "/s/notifications"
 	d := startDownstream(t)
-	d.subscribe(t, hub, topic)
+	d.subscribeTo(t, n)
 
 	mustSync(t, n, "s")
 	waitSettled(t, n, 30*time.Second)

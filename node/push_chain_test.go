@@ -30,9 +30,9 @@ func TestPushChain(t *testing.T) {
 	acfg.Republish.Notify.AllowLoopbackCallbacks = true
 	acfg.Republish.Notify.Window = 20 * time.Millisecond
 	a := startNode(t, acfg, aLogs.logger())
-	topic, aHub := a.URL()+"/s/notifications", a.URL()+"/hub"
+	topic := a.URL() + "/s/notifications"
 	d := startDownstream(t)
-	d.subscribe(t, aHub, topic)
+	d.subscribeTo(t, a)
 	subscribed(t, a, src, hub, &aLogs)
 
 	bcfg := testConfig(t.TempDir(), nodeSource("a", a))

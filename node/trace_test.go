@@ -166,7 +166,7 @@ func TestHubDeliveryLinksTheChange(t *testing.T) {
 	}
 	t.Cleanup(func() { n.Close() })
 	d := startDownstream(t)
-	d.subscribe(t, n.URL()+"/hub", n.URL()+"/s/notifications")
+	d.subscribeTo(t, n)
 
 	mustSync(t, n, "s")
 	waitSettled(t, n, time.Minute)

@@ -45,6 +45,10 @@ type Hub struct {
 	subs    map[string]*worker
 	pending int
 	closed  bool
+	// changes counts this hub's own changes to its subscriptions
+	// (activations, removals), so that Sync can tell a read of the
+	// Store made before one of them.
+	changes uint64
 }
 
 var (

@@ -38,7 +38,8 @@ const (
 // subscriber answers 410, or the Hub closes. A failed delivery is retried,
 // with backoff, before anything queued after it.
 func (h *Hub) run(ctx context.Context, w *worker) {
-	id := w.sub.ID()
+	first := h.current(w)
+	id := first.ID()
 	wait := time.Duration(0)
 	for ctx.Err() == nil {
 		s := h.current(w)

@@ -15,6 +15,7 @@ func (h *Hub) activate(ctx context.Context, s Subscription) error {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.changes++
 	if w, ok := h.subs[s.ID()]; ok {
 		w.sub = s
 		w.poke()
@@ -46,6 +47,7 @@ func (h *Hub) remove(ctx context.Context, id, why string) error {
 	h.mu.Lock()
 	w, ok := h.subs[id]
 	delete(h.subs, id)
+	h.changes++
 	h.mu.Unlock()
 	if ok {
 		w.cancel()

@@ -11,23 +11,45 @@ import (
 // and one that another hub ended stops. Every loop is woken, so that a
 // hub whose Outbox has just started handing out deliveries (its node now
 // delivers) looks at its queues at once.
+//
+// The Store is read outside the Hub's locks; a read made before this hub
+// activated or removed a subscription itself is read again, or it would
+// undo what this hub had just done (stop a subscription verified a moment
+// ago, whose notifications its node would then skip).
 func (h *Hub) Sync(ctx context.Context) error {
-	subs, err := h.store.List(ctx)
-	if err != nil {
-		return fmt.Errorf("websub hub: reading subscriptions: %w", err)
+	for {
+		h.mu.Lock()
+		seen := h.changes
+		h.mu.Unlock()
+		subs, err := h.store.List(ctx)
+		if err != nil {
+			return fmt.Errorf("websub hub: reading subscriptions: %w", err)
+		}
+		if h.apply(subs, seen) {
+			return nil
+		}
 	}
+}
+
+// apply makes subs, read from the Store when the hub had made seen
+// changes of its own, the hub's subscriptions; it reports false, doing
+// nothing, when the hub has made another change since.
+func (h *Hub) apply(subs []Subscription, seen uint64) bool {
 	h.change.Lock()
 	defer h.change.Unlock()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
-		return nil
+		return true
+	}
+	if h.changes != seen {
+		return false
 	}
 	now := h.clock.Now()
-	seen := make(map[string]bool, len(subs))
+	stored := make(map[string]bool, len(subs))
 	for _, s := range subs {
 		id := s.ID()
-		seen[id] = true
+		stored[id] = true
 		if w, ok := h.subs[id]; ok {
 			w.sub = s
 			continue
@@ -37,7 +59,7 @@ func (h *Hub) Sync(ctx context.Context) error {
 		}
 	}
 	for id, w := range h.subs {
-		if !seen[id] {
+		if !stored[id] {
 			w.cancel()
 			delete(h.subs, id)
 		}
@@ -45,5 +67,5 @@ func (h *Hub) Sync(ctx context.Context) error {
 	for _, w := range h.subs {
 		w.poke()
 	}
-	return nil
+	return true
 }
