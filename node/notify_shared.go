@@ -138,20 +138,29 @@ func leadNotify(ctx context.Context, n *Node, hub *websub.Hub, leading *atomic.B
 
 // followHub keeps hub's subscriptions in line with the shared store:
 // each change any node makes to it signals changed, and hub reads the
-// store again. A read that fails is retried until one succeeds, for a
-// hub that kept a stale view after a failed read would, once its node
-// publishes, skip or fail to queue the notifications of a subscription
-// taken at another node.
+// store again; it reads it again every hubResync besides. A read that
+// fails is retried until one succeeds, for a hub that kept a stale view
+// would, once its node publishes, skip or fail to queue the notifications
+// of a subscription taken at another node. The store's reads may be
+// answered by a replica that has not yet applied the change just
+// signalled; the periodic read corrects such a view.
 func followHub(ctx context.Context, hub *websub.Hub, changed <-chan struct{}, log *slog.Logger) error {
+	t := time.NewTicker(hubResync)
+	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-changed:
+		case <-t.C:
 		}
 		syncHub(ctx, hub, log)
 	}
 }
+
+// hubResync is how often a hub reads the shared subscriptions again with
+// no change signalled.
+const hubResync = 5 * time.Second
 
 // syncHub reads the shared subscriptions into hub, retrying with backoff
 // (100 ms doubling to 5 s) until a read succeeds or ctx ends.

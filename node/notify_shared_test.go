@@ -60,3 +60,41 @@ func TestFollowHubRetriesAFailedRead(t *testing.T) {
 	cancel()
 	<-done
 }
+
+// staleStore is a websub.Store whose first List answers as a replica
+// that has not yet applied the last write: without it.
+type staleStore struct {
+	*websub.MemStore
+	stale atomic.Int32
+}
+
+func (s *staleStore) List(ctx context.Context) ([]websub.Subscription, error) {
+	if s.stale.Add(-1) >= 0 {
+		return nil, nil
+	}
+	return s.MemStore.List(ctx)
+}
+
+// TestFollowHubCorrectsAStaleRead: a read after the change notice that
+// does not show the change yet is corrected by the periodic read.
+func TestFollowHubCorrectsAStaleRead(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	store := &staleStore{MemStore: websub.NewMemStore()}
+	hub, err := websub.NewHub(ctx, websub.HubConfig{URL: "http://127.0.0.1/hub"}, websub.HubOptions{Store: store, Outbox: websub.NewMemOutbox()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hub.Close()
+	changed := make(chan struct{}, 1)
+	go followHub(ctx, hub, changed, slog.New(slog.DiscardHandler))
+
+	topic := "http://127.0.0.1/s/notifications"
+	s := websub.Subscription{Topic: topic, Callback: "http://127.0.0.1:1/cb", Lease: 3600, Expires: time.Now().Add(time.Hour)}
+	if err := store.Put(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	store.stale.Store(1)
+	changed <- struct{}{}
+	waitFor(t, 3*hubResync, "the hub to take up the subscription", func() bool { return hub.Subscribed(topic) })
+}
