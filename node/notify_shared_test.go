@@ -25,44 +25,8 @@ func (f *flakyStore) List(ctx context.Context) ([]websub.Subscription, error) {
 	return f.MemStore.List(ctx)
 }
 
-// TestFollowHubRetriesAFailedRead: a subscription another node stored is
-// taken up by this node's hub even when the reads after the store's
-// change notice fail, with no further change to wake it.
-func TestFollowHubRetriesAFailedRead(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	store := &flakyStore{MemStore: websub.NewMemStore()}
-	hub, err := websub.NewHub(ctx, websub.HubConfig{URL: "http://127.0.0.1/hub"}, websub.HubOptions{Store: store, Outbox: websub.NewMemOutbox()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hub.Close()
-	changed := make(chan struct{}, 1)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		followHub(ctx, hub, changed, slog.New(slog.DiscardHandler))
-	}()
-
-	topic := "http://127.0.0.1/s/notifications"
-	// Another node's hub stores a subscription; the change notice comes
-	// once, and the first three reads after it fail.
-	s := websub.Subscription{Topic: topic, Callback: "http://127.0.0.1:1/cb", Lease: 3600, Expires: time.Now().Add(time.Hour)}
-	if err := store.Put(ctx, s); err != nil {
-		t.Fatal(err)
-	}
-	store.fail.Store(3)
-	changed <- struct{}{}
-	waitFor(t, 10*time.Second, "the hub to take up the subscription", func() bool { return hub.Subscribed(topic) })
-	if left := store.fail.Load(); left > 0 {
-		t.Fatalf("the hub knows the subscription with %d failing reads still to come", left)
-	}
-	cancel()
-	<-done
-}
-
-// staleStore is a websub.Store whose first List answers as a replica
-// that has not yet applied the last write: without it.
+// staleStore is a websub.Store whose List answers, while stale is above
+// zero, as a replica that has not yet applied the last write: without it.
 type staleStore struct {
 	*websub.MemStore
 	stale atomic.Int32
@@ -75,25 +39,65 @@ func (s *staleStore) List(ctx context.Context) ([]websub.Subscription, error) {
 	return s.MemStore.List(ctx)
 }
 
+// followedHub is a hub on store kept in line by followHub until the test
+// ends, and the channel that signals it a change to the store.
+func followedHub(t *testing.T, store websub.Store) (*websub.Hub, chan<- struct{}) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	hub, err := websub.NewHub(ctx, websub.HubConfig{URL: "http://127.0.0.1/hub"}, websub.HubOptions{Store: store, Outbox: websub.NewMemOutbox()})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	changed := make(chan struct{}, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		followHub(ctx, hub, changed, slog.New(slog.DiscardHandler))
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		hub.Close()
+	})
+	return hub, changed
+}
+
+// storedElsewhere stores a subscription in store as another node's hub
+// would, and returns its topic.
+func storedElsewhere(t *testing.T, store websub.Store) string {
+	t.Helper()
+	topic := "http://127.0.0.1/s/notifications"
+	s := websub.Subscription{Topic: topic, Callback: "http://127.0.0.1:1/cb", Lease: 3600, Expires: time.Now().Add(time.Hour)}
+	if err := store.Put(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	return topic
+}
+
+// TestFollowHubRetriesAFailedRead: a subscription another node stored is
+// taken up by this node's hub even when the reads after the store's
+// change notice fail, with no further change to wake it.
+func TestFollowHubRetriesAFailedRead(t *testing.T) {
+	store := &flakyStore{MemStore: websub.NewMemStore()}
+	hub, changed := followedHub(t, store)
+	// The change notice comes once, and the first three reads after it
+	// fail.
+	topic := storedElsewhere(t, store)
+	store.fail.Store(3)
+	changed <- struct{}{}
+	waitFor(t, 10*time.Second, "the hub to take up the subscription", func() bool { return hub.Subscribed(topic) })
+	if left := store.fail.Load(); left > 0 {
+		t.Fatalf("the hub knows the subscription with %d failing reads still to come", left)
+	}
+}
+
 // TestFollowHubCorrectsAStaleRead: a read after the change notice that
 // does not show the change yet is corrected by the periodic read.
 func TestFollowHubCorrectsAStaleRead(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	store := &staleStore{MemStore: websub.NewMemStore()}
-	hub, err := websub.NewHub(ctx, websub.HubConfig{URL: "http://127.0.0.1/hub"}, websub.HubOptions{Store: store, Outbox: websub.NewMemOutbox()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hub.Close()
-	changed := make(chan struct{}, 1)
-	go followHub(ctx, hub, changed, slog.New(slog.DiscardHandler))
-
-	topic := "http://127.0.0.1/s/notifications"
-	s := websub.Subscription{Topic: topic, Callback: "http://127.0.0.1:1/cb", Lease: 3600, Expires: time.Now().Add(time.Hour)}
-	if err := store.Put(ctx, s); err != nil {
-		t.Fatal(err)
-	}
+	hub, changed := followedHub(t, store)
+	topic := storedElsewhere(t, store)
 	store.stale.Store(1)
 	changed <- struct{}{}
 	waitFor(t, 3*hubResync, "the hub to take up the subscription", func() bool { return hub.Subscribed(topic) })
