@@ -18,17 +18,20 @@ import (
 // Batching bounds of the applier. A batch is written applyBatchDelay
 // after its first event, unless it has gathered applyStreamBatch events
 // by then (800 a second: a baseline, a large Change List); it then grows
-// until applyBatchMaxDelay after its first event. Any batch is written
-// once it holds applyBatchSize events. A lone push is thus applied as
-// soon as before, while a stream is written in batches of hundreds to
-// thousands: each transaction costs about a millisecond of its own, and
-// every index page an event touches is written to the WAL once per
-// batch, however many of the batch's events touch it. Batches of 50-500
-// cost the catalog 54 CPU-µs and 26 KiB written per event, batches of
-// 2,500 41 µs and 10 KiB (BenchmarkApplyIngest in storage/sqlite); a
-// baseline at full rate (about 5,000 events a second) fills one in half a
-// second. Its events reach the catalog, and Destinations, up to that much
-// later; a push at ordinary rates is not held.
+// until applyBatchMaxDelay after its first event, or until its stream
+// pauses: no event for applyBatchDelay (the end of a baseline, or of a
+// burst). Any batch is written once it holds applyBatchSize events. A
+// lone push is thus applied as soon as before, while a stream is written
+// in batches of hundreds to thousands: each transaction costs about a
+// millisecond of its own, and every index page an event touches is
+// written to the WAL once per batch, however many of the batch's events
+// touch it. Batches of 50-500 cost the catalog 54 CPU-µs and 26 KiB
+// written per event, batches of 2,500 41 µs and 10 KiB
+// (BenchmarkApplyIngest in storage/sqlite); a baseline at full rate
+// (about 5,000 events a second) fills one in half a second. Its events
+// reach the catalog, and Destinations, up to that much later, and its
+// last ones applyBatchDelay after the last came; a push at ordinary rates
+// is not held.
 const (
 	applyBatchSize     = 2500
 	applyBatchDelay    = 20 * time.Millisecond
@@ -58,6 +61,7 @@ type applier struct {
 	batch []sqlite.Applied
 	timer *time.Timer
 	first time.Time // when the batch's first event came
+	last  time.Time // when its latest event came
 	err   error     // the first failed flush; stops the applier
 }
 
@@ -100,6 +104,7 @@ func (a *applier) add(ctx context.Context, stop context.CancelFunc, ap sqlite.Ap
 		return a.err
 	}
 	a.batch = append(a.batch, ap)
+	a.last = time.Now()
 	a.trace.add(ctx)
 	if len(a.batch) >= applyBatchSize {
 		if a.timer != nil {
@@ -108,14 +113,14 @@ func (a *applier) add(ctx context.Context, stop context.CancelFunc, ap sqlite.Ap
 		return a.flushLocked(ctx)
 	}
 	if len(a.batch) == 1 {
-		a.first = time.Now()
+		a.first = a.last
 		a.timer = time.AfterFunc(applyBatchDelay, func() {
 			a.mu.Lock()
 			defer a.mu.Unlock()
 			if len(a.batch) == 0 {
 				return
 			}
-			if wait := batchWait(time.Now(), a.first, len(a.batch)); wait > 0 {
+			if wait := batchWait(time.Now(), a.first, a.last, len(a.batch)); wait > 0 {
 				a.timer.Reset(wait)
 				return
 			}
@@ -129,12 +134,12 @@ func (a *applier) add(ctx context.Context, stop context.CancelFunc, ap sqlite.Ap
 }
 
 // batchWait is how much longer a batch of n events whose first came at
-// first should wait at now before it is written (0: write it now). See
-// applyBatchDelay.
-func batchWait(now, first time.Time, n int) time.Duration {
+// first and latest at last should wait at now before it is written (0:
+// write it now). See applyBatchDelay.
+func batchWait(now, first, last time.Time, n int) time.Duration {
 	age := now.Sub(first)
 	if n >= applyStreamBatch {
-		return max(applyBatchMaxDelay-age, 0)
+		return max(min(applyBatchMaxDelay-age, applyBatchDelay-now.Sub(last)), 0)
 	}
 	return max(applyBatchDelay-age, 0)
 }
