@@ -3,6 +3,8 @@
 #
 #   bench/run.sh small      20,000 x 1 KiB: viaduct and resync-sync, 2 rounds
 #   bench/run.sh large      100,000 x 1 KiB: viaduct and resync-sync, 2 rounds
+#   bench/run.sh flat       250,000 x 1 KiB: viaduct alone, for its peak memory
+#                           past the 100,000 of large
 #   bench/run.sh big        1,000 x 10 MB: viaduct and a plain file copy, 2 rounds
 #   bench/run.sh s3         20,000 x 1 KiB into MinIO: viaduct and a plain PUT loop
 #   bench/run.sh all        every one of the above
@@ -62,6 +64,7 @@ compare() {
 
 small() { source_up 20000 1024; compare -n 20000 -size 1024 -with resync,viaduct; source_down; }
 large() { source_up 100000 1024; compare -n 100000 -size 1024 -with resync,viaduct; source_down; }
+flat() { source_up 250000 1024; compare -n 250000 -size 1024 -with viaduct; source_down; }
 big() { source_up 1000 10000000; compare -n 1000 -size 10000000 -with copy,viaduct; source_down; }
 s3() {
 	local data key secret addr
@@ -80,8 +83,9 @@ s3() {
 case "${1:-small}" in
 small) small ;;
 large) large ;;
+flat) flat ;;
 big) big ;;
 s3) s3 ;;
 all) small; large; big; s3 ;;
-*) echo "usage: bench/run.sh small|large|big|s3|all" >&2; exit 2 ;;
+*) echo "usage: bench/run.sh small|large|flat|big|s3|all" >&2; exit 2 ;;
 esac

@@ -231,11 +231,11 @@ func differs(r *sqlite.Lookup, e *resourcesync.Entry) bool {
 func (p *pass) deleteMissing(ctx context.Context, uri string, b *baselineRun) error {
 	var perr error
 	q := p.newBatch()
-	err := p.h.deps.Held.SourceResources(ctx, p.src.Name, func(r *sqlite.Resource) error {
-		if r.Deleted || r.Collection != p.src.Collection || b.seen.has(r.URI) {
+	err := p.h.deps.Held.SourceHeld(ctx, p.src.Name, func(r *sqlite.HeldEntry) error {
+		if r.Collection != p.src.Collection || b.seen.has(r.URI) {
 			return nil
 		}
-		if !b.at.IsZero() && r.Upstream.Time.After(b.at) {
+		if !b.at.IsZero() && r.UpstreamTime.After(b.at) {
 			return nil
 		}
 		// The catalog reads a page before calling back, so queuing here

@@ -72,8 +72,21 @@ func TestResourcesStreamAllInOrderOnce(t *testing.T) {
 	check("Resources", func(fn func(*Resource) error) error {
 		return c.Resources(ctx, "c", "", 0, fn)
 	})
+	upTimes := map[string]time.Time{}
 	check("SourceResources", func(fn func(*Resource) error) error {
-		return c.SourceResources(ctx, "s1", fn)
+		return c.SourceResources(ctx, "s1", func(r *Resource) error {
+			upTimes[r.URI] = r.Upstream.Time
+			return fn(r)
+		})
+	})
+	// The baseline's lean walk: the same resources, the same times.
+	check("SourceHeld", func(fn func(*Resource) error) error {
+		return c.SourceHeld(ctx, "s1", func(e *HeldEntry) error {
+			if want := upTimes[e.URI]; want.IsZero() || !e.UpstreamTime.Equal(want) {
+				return fmt.Errorf("%s: upstream time %v, SourceResources says %v", e.URI, e.UpstreamTime, want)
+			}
+			return fn(&Resource{Collection: e.Collection, URI: e.URI})
+		})
 	})
 	// The republisher's pages of 50,000 (a limit that is not a multiple of
 	// the internal page), each starting after the last URI of the previous.
