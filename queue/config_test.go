@@ -30,7 +30,7 @@ dead_max_bytes: 1073741824
 		t.Fatalf("valid configuration rejected: %v", err)
 	}
 	if cfg.AckWait != 90*time.Second || len(cfg.Backoff) != 3 || cfg.Backoff[1] != 2*time.Minute ||
-		cfg.EventsMaxAge != 365*24*time.Hour || cfg.Replicas != 3 || cfg.DuplicateWindow != 10*time.Minute {
+		cfg.EventsMaxAge != 365*24*time.Hour || cfg.Replicas != 3 || cfg.DuplicateWindow != 2*time.Minute {
 		t.Errorf("decoded %+v", cfg)
 	}
 }
