@@ -11,32 +11,23 @@ import (
 	"github.com/viaduct-mirror/viaduct/websub"
 )
 
-// flakyStore is a websub.Store whose List fails while fail is above zero,
-// as a shared store's reads do while its cluster elects a leader.
-type flakyStore struct {
+// unsettledStore is a websub.Store whose List fails while fail is above
+// zero, as a shared store's reads do while its cluster elects a leader,
+// and then, while stale is above zero, answers as a replica that has not
+// yet applied the last write: without it.
+type unsettledStore struct {
 	*websub.MemStore
-	fail atomic.Int32
+	fail, stale atomic.Int32
 }
 
-func (f *flakyStore) List(ctx context.Context) ([]websub.Subscription, error) {
-	if f.fail.Add(-1) >= 0 {
+func (u *unsettledStore) List(ctx context.Context) ([]websub.Subscription, error) {
+	if u.fail.Add(-1) >= 0 {
 		return nil, errors.New("nats: timeout")
 	}
-	return f.MemStore.List(ctx)
-}
-
-// staleStore is a websub.Store whose List answers, while stale is above
-// zero, as a replica that has not yet applied the last write: without it.
-type staleStore struct {
-	*websub.MemStore
-	stale atomic.Int32
-}
-
-func (s *staleStore) List(ctx context.Context) ([]websub.Subscription, error) {
-	if s.stale.Add(-1) >= 0 {
+	if u.stale.Add(-1) >= 0 {
 		return nil, nil
 	}
-	return s.MemStore.List(ctx)
+	return u.MemStore.List(ctx)
 }
 
 // followedHub is a hub on store kept in line by followHub until the test
@@ -79,7 +70,7 @@ func storedElsewhere(t *testing.T, store websub.Store) string {
 // taken up by this node's hub even when the reads after the store's
 // change notice fail, with no further change to wake it.
 func TestFollowHubRetriesAFailedRead(t *testing.T) {
-	store := &flakyStore{MemStore: websub.NewMemStore()}
+	store := &unsettledStore{MemStore: websub.NewMemStore()}
 	hub, changed := followedHub(t, store)
 	// The change notice comes once, and the first three reads after it
 	// fail.
@@ -95,7 +86,7 @@ func TestFollowHubRetriesAFailedRead(t *testing.T) {
 // TestFollowHubCorrectsAStaleRead: a read after the change notice that
 // does not show the change yet is corrected by the periodic read.
 func TestFollowHubCorrectsAStaleRead(t *testing.T) {
-	store := &staleStore{MemStore: websub.NewMemStore()}
+	store := &unsettledStore{MemStore: websub.NewMemStore()}
 	hub, changed := followedHub(t, store)
 	topic := storedElsewhere(t, store)
 	store.stale.Store(1)

@@ -86,11 +86,49 @@ func (c *Catalog) Resource(ctx context.Context, collection, uri string) (*Resour
 // stays flat however many the Source has. An error from fn stops the walk
 // and is returned.
 func (c *Catalog) SourceResources(ctx context.Context, source string, fn func(*Resource) error) error {
+	return walkSource(ctx, c, source, resourceCols, scanResource,
+		func(r *Resource) (string, string) { return r.Collection, r.URI }, fn)
+}
+
+// HeldEntry is what a baseline's walk for deletions reads of a resource
+// held: its collection, URI and the Source's time of its last change.
+type HeldEntry struct {
+	Collection, URI string
+	UpstreamTime    time.Time
+}
+
+// SourceHeld is SourceResources reading only the columns of a HeldEntry.
+// It is the harvester's walk for the deletions a baseline implies: at its
+// end the walk reads the whole Source, and decoding every column of every
+// row there allocated about a kilobyte per resource, the largest burst of
+// a large baseline (a quarter of a gigabyte at 250,000 resources).
+func (c *Catalog) SourceHeld(ctx context.Context, source string, fn func(*HeldEntry) error) error {
+	return walkSource(ctx, c, source, `collection, uri, up_time`, scanHeld,
+		func(e *HeldEntry) (string, string) { return e.Collection, e.URI }, fn)
+}
+
+func scanHeld(s scanner) (*HeldEntry, error) {
+	var e HeldEntry
+	var t string
+	if err := s.Scan(&e.Collection, &e.URI, &t); err != nil {
+		return nil, err
+	}
+	var err error
+	if e.UpstreamTime, err = parseTime(t); err != nil {
+		return nil, fmt.Errorf("%s: upstream time: %w", e.URI, err)
+	}
+	return &e, nil
+}
+
+// walkSource reads cols of the resources held from source a page at a
+// time, in (collection, uri) order, each page after the key of the last
+// row of the one before, and calls fn for each row as scan reads it.
+func walkSource[T any](ctx context.Context, c *Catalog, source, cols string, scan func(scanner) (T, error), key func(T) (string, string), fn func(T) error) error {
 	var coll, uri string
 	for {
-		page, err := readPage(ctx, c.reader, `SELECT `+resourceCols+` FROM resources
+		page, err := readPage(ctx, c.reader, `SELECT `+cols+` FROM resources
 			WHERE source = ? AND (collection, uri) > (?, ?) AND deleted = 0
-			ORDER BY collection, uri LIMIT ?`, []any{source, coll, uri, pageSize}, scanResource)
+			ORDER BY collection, uri LIMIT ?`, []any{source, coll, uri, pageSize}, scan)
 		if err != nil {
 			return fmt.Errorf("list resources of source %s: %w", source, err)
 		}
@@ -102,60 +140,8 @@ func (c *Catalog) SourceResources(ctx context.Context, source string, fn func(*R
 		if len(page) < pageSize {
 			return nil
 		}
-		last := page[len(page)-1]
-		coll, uri = last.Collection, last.URI
+		coll, uri = key(page[len(page)-1])
 	}
-}
-
-// HeldEntry is what a baseline's walk for deletions reads of a resource
-// held: its collection, URI and the Source's time of its last change.
-type HeldEntry struct {
-	Collection, URI string
-	UpstreamTime    time.Time
-}
-
-// SourceHeld calls fn for every resource currently held (not deleted)
-// from source, in the order of SourceResources, reading only the columns
-// of a HeldEntry. It is the harvester's walk for the deletions a baseline
-// implies: at its end the walk reads the whole Source, and decoding
-// every column of every row there allocated about a kilobyte per
-// resource, the largest burst of a large baseline (a quarter of a
-// gigabyte at 250,000 resources). fn receives the same *HeldEntry each
-// time, refilled. An error from fn stops the walk and is returned.
-func (c *Catalog) SourceHeld(ctx context.Context, source string, fn func(*HeldEntry) error) error {
-	var coll, uri string
-	var e HeldEntry
-	for {
-		page, err := readPage(ctx, c.reader, `SELECT collection, uri, up_time FROM resources
-			WHERE source = ? AND (collection, uri) > (?, ?) AND deleted = 0
-			ORDER BY collection, uri LIMIT ?`, []any{source, coll, uri, pageSize}, scanHeld)
-		if err != nil {
-			return fmt.Errorf("list resources of source %s: %w", source, err)
-		}
-		for i := range page {
-			t, err := parseTime(page[i].upTime)
-			if err != nil {
-				return fmt.Errorf("list resources of source %s: %s: upstream time: %w", source, page[i].uri, err)
-			}
-			e = HeldEntry{Collection: page[i].collection, URI: page[i].uri, UpstreamTime: t}
-			if err := fn(&e); err != nil {
-				return err
-			}
-		}
-		if len(page) < pageSize {
-			return nil
-		}
-		coll, uri = page[len(page)-1].collection, page[len(page)-1].uri
-	}
-}
-
-// heldRow is one row of SourceHeld's query.
-type heldRow struct{ collection, uri, upTime string }
-
-func scanHeld(s scanner) (heldRow, error) {
-	var r heldRow
-	err := s.Scan(&r.collection, &r.uri, &r.upTime)
-	return r, err
 }
 
 // HeldByHash finds a resource held from source whose copy has one of the
