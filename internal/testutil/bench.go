@@ -29,13 +29,23 @@ func CPUTimes(b testing.TB) (user, sys time.Duration) {
 // WrittenBytes is how many bytes the process has caused to be written to
 // storage so far (write_bytes in /proc/self/io), or 0 where the kernel
 // does not say.
-func WrittenBytes(b testing.TB) int64 {
+func WrittenBytes(b testing.TB) int64 { return procIO(b, "write_bytes") }
+
+// HandedBytes is how many bytes the process has passed to write calls so
+// far (wchar in /proc/self/io), or 0 where the kernel does not say. Unlike
+// WrittenBytes it counts what went to a file deleted before write-back,
+// such as SQLite's temporary files: kernel work all the same, and written
+// to the disk after all when something syncs the whole file system.
+func HandedBytes(b testing.TB) int64 { return procIO(b, "wchar") }
+
+// procIO reads one counter of /proc/self/io.
+func procIO(b testing.TB, key string) int64 {
 	data, err := os.ReadFile("/proc/self/io")
 	if err != nil {
 		return 0
 	}
 	for line := range strings.SplitSeq(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "write_bytes: "); ok {
+		if v, ok := strings.CutPrefix(line, key+": "); ok {
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil {
 				b.Fatalf("/proc/self/io: %q: %v", line, err)

@@ -14,8 +14,8 @@ type writeStmts struct {
 	appliedGet, appliedPut       *sql.Stmt
 	collEnsure, collGet, collPut *sql.Stmt
 	resLoad, resMeta             *sql.Stmt
-	// resUpsert and changeAdd write many rows each (see flush).
-	resUpsert, changeAdd chunkStmts
+	// resUpsert and changeAdd write one row each (see resUpsertSQL).
+	resUpsert, changeAdd *sql.Stmt
 }
 
 // prepare prepares every statement of s on the writer pool.
@@ -35,9 +35,8 @@ func (s *writeStmts) prepare(ctx context.Context, db *sql.DB) error {
 				up_time = ?, up_modified = ?, up_hash = ?, up_length = ?, up_type = ?, links = ?, hops = ?,
 				up_pack = ?, est = ?, est_refs = ?, up_order = ?
 			WHERE collection = ? AND uri = ?`},
-	}
-	for i, n := range chunkSizes {
-		list = append(list, stmt{&s.resUpsert[i], resUpsertSQL(n)}, stmt{&s.changeAdd[i], changeAddSQL(n)})
+		{&s.resUpsert, resUpsertSQL()},
+		{&s.changeAdd, changeAddSQL()},
 	}
 	for _, p := range list {
 		st, err := db.PrepareContext(ctx, p.sql)
@@ -52,8 +51,8 @@ func (s *writeStmts) prepare(ctx context.Context, db *sql.DB) error {
 // close closes every prepared statement.
 func (s *writeStmts) close() error {
 	var errs []error
-	all := []*sql.Stmt{s.appliedGet, s.appliedPut, s.collEnsure, s.collGet, s.collPut, s.resLoad, s.resMeta}
-	all = append(append(all, s.resUpsert[:]...), s.changeAdd[:]...)
+	all := []*sql.Stmt{s.appliedGet, s.appliedPut, s.collEnsure, s.collGet, s.collPut, s.resLoad, s.resMeta,
+		s.resUpsert, s.changeAdd}
 	for _, st := range all {
 		if st != nil {
 			errs = append(errs, st.Close())
