@@ -89,8 +89,7 @@ func dumpTables(t *testing.T, c *Catalog) string {
 // TestBatchRowsMatchOneByOne: a batch keeps each row in memory from one
 // event to the next and writes it once; the catalog must end exactly as
 // when every event is read back from the file by the next. Batches of up
-// to 300 events over 150 URIs name the same row many times and write
-// through every size of multi-row statement.
+// to 300 events over 150 URIs name the same row many times.
 func TestBatchRowsMatchOneByOne(t *testing.T) {
 	ctx := context.Background()
 	evs := mixedEvents(1500)

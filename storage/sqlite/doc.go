@@ -28,9 +28,11 @@
 //
 // ApplyBatch reads the rows its events name in a few queries, applies the
 // events to them in memory in stream order, and writes each row it
-// changed once, with its change-log entries, in multi-row statements:
-// through database/sql and the cgo driver each statement costs more than
-// the B-tree work it asks for. A new catalog file has 8 KiB pages, so
+// changed once, with its change-log entries, one row a statement, each
+// prepared once. A statement of several rows that may fail halfway makes
+// SQLite journal every page it changes to a temporary file, in case it
+// must undo just that statement: it saved little in the driver and wrote
+// more than the WAL did (see resUpsertSQL). A new catalog file has 8 KiB pages, so
 // that a resource row (about a kilobyte) fits in its table's page instead
 // of spilling into an overflow page; an older file keeps its page size.
 // What is left of an event's cost is mostly the pages it dirties, above
