@@ -33,8 +33,9 @@
 // SQLite journal every page it changes to a temporary file, in case it
 // must undo just that statement: it saved little in the driver and wrote
 // more than the WAL did (see resUpsertSQL). A new catalog file has 8 KiB
-// pages, so that a resource row (about a kilobyte) fits in its table's page instead
-// of spilling into an overflow page; an older file keeps its page size.
+// pages, so that a resource row (about a kilobyte) fits in its table's
+// page instead of spilling into an overflow page; an older file keeps its
+// page size.
 // What is left of an event's cost is mostly the pages it dirties, above
 // all one random page each of the sha-256 and md5 indexes, which the
 // fetch workers' by-hash lookups need.
