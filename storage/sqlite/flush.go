@@ -28,14 +28,13 @@ var (
 // makes SQLite keep a statement journal: the original of every page the
 // statement changes, so as to undo just that statement. Past 64 KiB it
 // goes to a temporary file, and a 64-row upsert into resources and its
-// indexes journalled about a megabyte: 600 MB written to /var/tmp in a
-// 20,000-resource baseline, which the blob store's syncfs then flushed to
-// the disk. SQLite keeps no statement journal for a statement of one row
-// (none was written once the statements were of one row each), and the
-// single rows cost no more CPU than the multi-row statements did
+// indexes journalled about a megabyte: about 830 MB written to /var/tmp
+// in a 20,000-resource baseline, which the blob store's syncfs then
+// flushed to the disk. SQLite keeps no statement journal for a statement
+// of one row (none was written once the statements were of one row each),
+// and the single rows cost no more CPU than the multi-row statements did
 // (BenchmarkApplyIngest).
-func resUpsertSQL() string {
-	return `INSERT INTO resources (` + resCols + `) VALUES ` + placeholders(1, resColCount) + `
+var resUpsertSQL = `INSERT INTO resources (` + resCols + `) VALUES ` + placeholders(1, resColCount) + `
 		ON CONFLICT (collection, uri) DO UPDATE SET source = excluded.source, deleted = excluded.deleted,
 			sha256 = excluded.sha256, md5 = excluded.md5, length = excluded.length, type = excluded.type,
 			changed = excluded.changed, seq = excluded.seq, origin = excluded.origin,
@@ -43,13 +42,10 @@ func resUpsertSQL() string {
 			up_length = excluded.up_length, up_type = excluded.up_type, links = excluded.links, hops = excluded.hops,
 			copy_pack = excluded.copy_pack, up_pack = excluded.up_pack, est = excluded.est, est_refs = excluded.est_refs,
 			up_order = excluded.up_order`
-}
 
 // changeAddSQL appends one row to the change log (one row a statement,
 // as resUpsertSQL says why).
-func changeAddSQL() string {
-	return `INSERT INTO changes (` + logCols + `) VALUES ` + placeholders(1, logColCount)
-}
+var changeAddSQL = `INSERT INTO changes (` + logCols + `) VALUES ` + placeholders(1, logColCount)
 
 // flush writes what the batch did: every row it changed, its change-log
 // entries and the totals of every collection it touched.

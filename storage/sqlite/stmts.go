@@ -35,8 +35,8 @@ func (s *writeStmts) prepare(ctx context.Context, db *sql.DB) error {
 				up_time = ?, up_modified = ?, up_hash = ?, up_length = ?, up_type = ?, links = ?, hops = ?,
 				up_pack = ?, est = ?, est_refs = ?, up_order = ?
 			WHERE collection = ? AND uri = ?`},
-		{&s.resUpsert, resUpsertSQL()},
-		{&s.changeAdd, changeAddSQL()},
+		{&s.resUpsert, resUpsertSQL},
+		{&s.changeAdd, changeAddSQL},
 	}
 	for _, p := range list {
 		st, err := db.PrepareContext(ctx, p.sql)
