@@ -3,14 +3,14 @@
 #
 #   bench/run.sh small      20,000 x 1 KiB: viaduct and resync-sync, 2 rounds
 #   bench/run.sh large      100,000 x 1 KiB: viaduct and resync-sync, 2 rounds
-#   bench/run.sh flat       250,000 x 1 KiB: viaduct alone, for its peak memory
-#                           past the 100,000 of large
+#   bench/run.sh flat       250,000 x 1 KiB (FLAT_N): viaduct alone, for its peak
+#                           memory past the 100,000 of large
 #   bench/run.sh big        1,000 x 10 MB: viaduct and a plain file copy, 2 rounds
 #   bench/run.sh s3         20,000 x 1 KiB into MinIO: viaduct and a plain PUT loop
 #   bench/run.sh all        every one of the above
 #
 # Environment: RESYNC (the resync 2.0.1 directory; default ../shared/anchors/
-# resync-2.0.1 beside the checkout), WORK (scratch directory on the disk to
+# resync-2.0.1 beside the checkout), FLAT_N (default 250000), WORK (scratch directory on the disk to
 # measure; default a new one under /var/tmp), ROUNDS (default 2), MINIO (the
 # MinIO server binary; default $(go env GOPATH)/bin/minio).
 # The Source is served by bench/staticsrc in a process of its own; every
@@ -20,6 +20,7 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 RESYNC=${RESYNC:-$root/../shared/anchors/resync-2.0.1}
 ROUNDS=${ROUNDS:-2}
+FLAT_N=${FLAT_N:-250000}
 MINIO=${MINIO:-$(go env GOPATH)/bin/minio}
 WORK=${WORK:-$(mktemp -d /var/tmp/viaduct-bench.XXXXXX)}
 mkdir -p "$WORK/bin"
@@ -64,7 +65,7 @@ compare() {
 
 small() { source_up 20000 1024; compare -n 20000 -size 1024 -with resync,viaduct; source_down; }
 large() { source_up 100000 1024; compare -n 100000 -size 1024 -with resync,viaduct; source_down; }
-flat() { source_up 250000 1024; compare -n 250000 -size 1024 -with viaduct; source_down; }
+flat() { source_up "$FLAT_N" 1024; compare -n "$FLAT_N" -size 1024 -with viaduct; source_down; }
 big() { source_up 1000 10000000; compare -n 1000 -size 10000000 -with copy,viaduct; source_down; }
 s3() {
 	local data key secret addr

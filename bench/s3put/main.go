@@ -39,7 +39,14 @@ func run(ctx context.Context, args []string) error {
 	if *dir == "" || *bucket == "" || fs.NArg() > 0 {
 		return errors.New("-dir and -bucket are required, and no arguments")
 	}
-	c, err := minio.New(*endpoint, &minio.Options{Creds: credentials.NewStaticV4(os.Getenv("BENCH_S3_KEY"), os.Getenv("BENCH_S3_SECRET"), "")})
+	// Every uploader keeps its connection: minio-go's default transport
+	// keeps 16, and a PUT past them would connect and close each time.
+	tr, err := minio.DefaultTransport(false)
+	if err != nil {
+		return err
+	}
+	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = *workers, *workers
+	c, err := minio.New(*endpoint, &minio.Options{Creds: credentials.NewStaticV4(os.Getenv("BENCH_S3_KEY"), os.Getenv("BENCH_S3_SECRET"), ""), Transport: tr})
 	if err != nil {
 		return err
 	}

@@ -45,6 +45,14 @@ type Config struct {
 	// PUT, which saves the copy and the delete a streamed blob needs.
 	// Default 1 MiB; at most PartSize.
 	SinglePutSize int `yaml:"single_put_size"`
+	// MaxIdleConns is how many connections to the endpoint are kept open
+	// between requests. A request that finds none idle opens a new TCP
+	// (and TLS) connection, and one that finds the pool full closes its
+	// own after the response: with fewer kept than requests in flight
+	// (every fetch worker commits a blob), each request past the pool
+	// pays a connect and a close on both sides. Default 256, twice the
+	// fetch workers' default; at least the node's fetch workers.
+	MaxIdleConns int `yaml:"max_idle_conns"`
 	// Logger receives what the store cannot return, such as a temporary
 	// object it failed to remove. Default: discarded.
 	Logger *slog.Logger `yaml:"-"`
@@ -55,6 +63,7 @@ const (
 	DefaultPartSize      = 16 << 20
 	MinPartSize          = 5 << 20
 	DefaultSinglePutSize = 1 << 20
+	DefaultMaxIdleConns  = 256
 )
 
 // withDefaults fills the fields left empty and checks the rest, naming the
@@ -86,6 +95,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.SinglePutSize < 0 || uint64(c.SinglePutSize) > c.PartSize {
 		return c, fmt.Errorf("s3 single_put_size %d: must be positive and at most part_size (%d)", c.SinglePutSize, c.PartSize)
+	}
+	if c.MaxIdleConns == 0 {
+		c.MaxIdleConns = DefaultMaxIdleConns
+	}
+	if c.MaxIdleConns < 0 {
+		return c, fmt.Errorf("s3 max_idle_conns %d: must be positive", c.MaxIdleConns)
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"time"
 
+	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 )
 
@@ -46,12 +46,18 @@ func (c *Config) checkKeys() error {
 	return nil
 }
 
-// transport trusts CAFile's certificates besides the system's, for an S3
-// service whose certificate a private authority signed; nil keeps
-// minio-go's default transport.
+// transport is minio-go's default transport keeping MaxIdleConns
+// connections to the endpoint, and trusting CAFile's certificates besides
+// the system's, for an S3 service whose certificate a private authority
+// signed.
 func (c *Config) transport() (http.RoundTripper, error) {
+	tr, err := minio.DefaultTransport(c.TLS)
+	if err != nil {
+		return nil, fmt.Errorf("s3 transport: %w", err)
+	}
+	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = c.MaxIdleConns, c.MaxIdleConns
 	if c.CAFile == "" {
-		return nil, nil
+		return tr, nil
 	}
 	pem, err := os.ReadFile(c.CAFile)
 	if err != nil {
@@ -64,10 +70,6 @@ func (c *Config) transport() (http.RoundTripper, error) {
 	if !pool.AppendCertsFromPEM(pem) {
 		return nil, fmt.Errorf("s3 ca_file %s: no PEM certificate in it", c.CAFile)
 	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	// As minio-go's own transport: a server that accepts a request and
-	// never answers fails it, rather than holding a worker for ever.
-	tr.ResponseHeaderTimeout = time.Minute
 	tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	return tr, nil
 }

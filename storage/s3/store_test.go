@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -13,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -199,6 +201,7 @@ func TestConfig(t *testing.T) {
 		{"no secret", func(c *Config) { c.SecretKey = "" }, "secret_key"},
 		{"small part", func(c *Config) { c.PartSize = 1 << 20 }, "part_size"},
 		{"big single put", func(c *Config) { c.SinglePutSize = 64 << 20 }, "single_put_size"},
+		{"negative idle connections", func(c *Config) { c.MaxIdleConns = -1 }, "max_idle_conns"},
 	} {
 		c := ok
 		tc.edit(&c)
@@ -211,7 +214,7 @@ func TestConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Prefix != "mirror/" || c.PartSize != DefaultPartSize || c.SinglePutSize != DefaultSinglePutSize {
+	if c.Prefix != "mirror/" || c.PartSize != DefaultPartSize || c.SinglePutSize != DefaultSinglePutSize || c.MaxIdleConns != DefaultMaxIdleConns {
 		t.Errorf("defaults: %+v", c)
 	}
 }
@@ -289,6 +292,61 @@ func TestSmallBlobOneRequest(t *testing.T) {
 	}
 	if second.ModTime.Before(first.ModTime) || second.Size != first.Size {
 		t.Fatalf("committing the blob again: %+v, then %+v; want the same bytes, touched", first, second)
+	}
+}
+
+// TestConcurrentPutsKeepConnections: rounds of concurrent commits, as the
+// fetch workers make, reuse the connections of the round before instead
+// of connecting and closing one per request past a small idle pool.
+func TestConcurrentPutsKeepConnections(t *testing.T) {
+	srv := startServer(t)
+	var conns atomic.Int64
+	target, _ := url.Parse("http://" + srv.endpoint)
+	front := httptest.NewUnstartedServer(httputil.NewSingleHostReverseProxy(target))
+	front.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	front.Start()
+	defer front.Close()
+	cfg := srv.config()
+	cfg.Endpoint = strings.TrimPrefix(front.URL, "http://")
+	s, err := New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const inFlight, rounds = 48, 6
+	ctx := context.Background()
+	put := func(body string) error {
+		w, err := s.Create(ctx)
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write([]byte(body)); err != nil {
+			return err
+		}
+		_, err = w.Commit(ctx)
+		return err
+	}
+	conns.Store(0)
+	for r := range rounds {
+		errs := make([]error, inFlight)
+		var wg sync.WaitGroup
+		for i := range inFlight {
+			wg.Go(func() { errs[i] = put(fmt.Sprintf("round %d blob %d", r, i)) })
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Each round needs at most inFlight connections, and the next finds
+	// them idle: inFlight in all, give or take a connection the client
+	// had not put back yet when the next round began. minio-go's default
+	// pool of 16 opens about 16 + rounds * (inFlight - 16), 208 here.
+	if n := conns.Load(); n > 2*inFlight {
+		t.Errorf("%d rounds of %d concurrent commits opened %d connections, want about %d", rounds, inFlight, n, inFlight)
 	}
 }
 
