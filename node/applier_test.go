@@ -11,6 +11,7 @@ import (
 func TestBatchWait(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	bound := t0.Add(applyBatchMaxDelay)
 	for _, c := range []struct {
 		name      string
 		now, last time.Time
@@ -22,9 +23,9 @@ func TestBatchWait(t *testing.T) {
 		{"a few pushes, at the delay", ms(20), ms(19), applyStreamBatch - 1, 0},
 		{"a stream, at the delay", ms(20), ms(20), applyStreamBatch, 20 * time.Millisecond},
 		{"a stream, a moment after its latest event", ms(300), ms(295), 500, 15 * time.Millisecond},
-		{"a stream, near the bound", ms(498), ms(497), 500, 2 * time.Millisecond},
-		{"a stream, at the bound", ms(500), ms(500), 500, 0},
-		{"a stream, past the bound", ms(530), ms(529), 500, 0},
+		{"a stream, near the bound", bound.Add(-2 * time.Millisecond), bound.Add(-3 * time.Millisecond), 500, 2 * time.Millisecond},
+		{"a stream, at the bound", bound, bound, 500, 0},
+		{"a stream, past the bound", bound.Add(30 * time.Millisecond), bound.Add(29 * time.Millisecond), 500, 0},
 		{"a stream that paused", ms(300), ms(280), 500, 0},
 		{"a stream that paused long ago", ms(300), ms(100), 500, 0},
 	} {

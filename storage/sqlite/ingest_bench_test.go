@@ -52,8 +52,10 @@ func ingestEvents(n int) []Applied {
 
 // BenchmarkApplyIngest measures ApplyBatch on a baseline as the node
 // ingests it: events of new resources (see ingestEvents) in batches of 50
-// to 500, as the applier forms them from a moderate stream, and of 2,500,
-// as it does at a baseline's full rate (node/applier.go). Each b.N is one
+// to 500, as the applier forms them from a moderate stream, of 750 (a
+// stream of 1,500 a second for half a second), of 2,500, as it does at a
+// baseline's full rate, and of 10,000, as when it catches up
+// (node/applier.go). Each b.N is one
 // event; the figure that matters is for a catalog of the baseline's size.
 // KiB-written/event is what the catalog and its WAL wrote to storage,
 // KiB-handed/event what SQLite passed to write calls, temporary files
@@ -65,7 +67,9 @@ func BenchmarkApplyIngest(b *testing.B) {
 		rng := rand.New(rand.NewPCG(3, 4))
 		benchApplyIngest(b, func() int { return 50 + rng.IntN(451) })
 	})
+	b.Run("batch=750", func(b *testing.B) { benchApplyIngest(b, func() int { return 750 }) })
 	b.Run("batch=2500", func(b *testing.B) { benchApplyIngest(b, func() int { return 2500 }) })
+	b.Run("batch=10000", func(b *testing.B) { benchApplyIngest(b, func() int { return 10000 }) })
 }
 
 func benchApplyIngest(b *testing.B, batch func() int) {
