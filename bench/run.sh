@@ -12,7 +12,8 @@
 # Environment: RESYNC (the resync 2.0.1 directory; default ../shared/anchors/
 # resync-2.0.1 beside the checkout), FLAT_N (default 250000), WORK (scratch directory on the disk to
 # measure; default a new one under /var/tmp), ROUNDS (default 2), MINIO (the
-# MinIO server binary; default $(go env GOPATH)/bin/minio).
+# MinIO server binary; default $(go env GOPATH)/bin/minio), S3_PIN (1: MinIO
+# on the second core, the Source and the contenders on the first).
 # The Source is served by bench/staticsrc in a process of its own; every
 # contender is a process of its own, timed from its start. See bench/README.md.
 set -euo pipefail
@@ -26,6 +27,7 @@ WORK=${WORK:-$(mktemp -d /var/tmp/viaduct-bench.XXXXXX)}
 mkdir -p "$WORK/bin"
 port=18181
 pids=()
+pin=() # a command that pins the Source and the contenders to CPUs (s3 with S3_PIN)
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done; }
 trap cleanup EXIT
 
@@ -48,7 +50,7 @@ source_up() {
 		echo "127.0.0.1:$port is already taken: stop what listens there" >&2
 		exit 1
 	fi
-	"$WORK/bin/staticsrc" serve -dir "$src" -listen "127.0.0.1:$port" 2>"$WORK/staticsrc.log" &
+	"${pin[@]}" "$WORK/bin/staticsrc" serve -dir "$src" -listen "127.0.0.1:$port" 2>"$WORK/staticsrc.log" &
 	srcpid=$!
 	pids+=("$srcpid")
 	for _ in $(seq 100); do curl -fs "http://127.0.0.1:$port/.well-known/resourcesync" >/dev/null && return; sleep 0.1; done
@@ -59,7 +61,7 @@ source_down() { kill "$srcpid"; wait "$srcpid" 2>/dev/null || true; }
 
 compare() {
 	sync
-	"$WORK/bin/compare" -viaduct "$WORK/bin/viaduct" -resync "$RESYNC" -s3put "$WORK/bin/s3put" \
+	"${pin[@]}" "$WORK/bin/compare" -viaduct "$WORK/bin/viaduct" -resync "$RESYNC" -s3put "$WORK/bin/s3put" \
 		-source "http://127.0.0.1:$port/" -source-dir "$src" -work "$WORK" -rounds "$ROUNDS" "$@"
 }
 
@@ -73,7 +75,13 @@ s3() {
 	key=bench$RANDOM
 	secret=$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
 	addr=127.0.0.1:19000
-	MINIO_ROOT_USER=$key MINIO_ROOT_PASSWORD=$secret "$MINIO" server --quiet --address "$addr" --console-address 127.0.0.1:19001 "$data" >"$WORK/minio.log" 2>&1 &
+	# S3_PIN=1 gives MinIO the second core and everything else the first,
+	# as an S3 service on hardware of its own would be: the rates then say
+	# how near each client comes to the server's limit, not how the three
+	# processes share two cores.
+	local pin_minio=()
+	if [ "${S3_PIN:-}" = 1 ]; then pin_minio=(taskset -c 1); pin=(taskset -c 0); fi
+	MINIO_ROOT_USER=$key MINIO_ROOT_PASSWORD=$secret "${pin_minio[@]}" "$MINIO" server --quiet --address "$addr" --console-address 127.0.0.1:19001 "$data" >"$WORK/minio.log" 2>&1 &
 	pids+=("$!")
 	for _ in $(seq 300); do curl -fs "http://$addr/minio/health/live" >/dev/null && break; sleep 0.1; done
 	source_up 20000 1024
