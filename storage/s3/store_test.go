@@ -46,6 +46,19 @@ func startServer(t testing.TB) server {
 	return server{e, a, s}
 }
 
+// storeThrough opens a store on srv that reaches it through front, a proxy
+// the test watches.
+func storeThrough(t *testing.T, srv server, front *httptest.Server) *Store {
+	t.Helper()
+	cfg := srv.config()
+	cfg.Endpoint = strings.TrimPrefix(front.URL, "http://")
+	s, err := New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func (srv server) config() Config {
 	var b [6]byte
 	rand.Read(b[:])
@@ -260,12 +273,7 @@ func TestSmallBlobOneRequest(t *testing.T) {
 		proxy.ServeHTTP(w, r)
 	}))
 	defer front.Close()
-	cfg := srv.config()
-	cfg.Endpoint = strings.TrimPrefix(front.URL, "http://")
-	s, err := New(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := storeThrough(t, srv, front)
 	ctx := context.Background()
 	body := []byte("one request per small blob")
 	puts.Store(0)
@@ -310,12 +318,7 @@ func TestConcurrentPutsKeepConnections(t *testing.T) {
 	}
 	front.Start()
 	defer front.Close()
-	cfg := srv.config()
-	cfg.Endpoint = strings.TrimPrefix(front.URL, "http://")
-	s, err := New(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := storeThrough(t, srv, front)
 	const inFlight, rounds = 48, 6
 	ctx := context.Background()
 	put := func(body string) error {
