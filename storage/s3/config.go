@@ -51,7 +51,7 @@ type Config struct {
 	// own after the response: with fewer kept than requests in flight
 	// (every fetch worker commits a blob), each request past the pool
 	// pays a connect and a close on both sides. Default 256, twice the
-	// fetch workers' default; at least the node's fetch workers.
+	// fetch workers' default; keep it at least fetch.workers.
 	MaxIdleConns int `yaml:"max_idle_conns"`
 	// Logger receives what the store cannot return, such as a temporary
 	// object it failed to remove. Default: discarded.
