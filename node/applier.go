@@ -71,11 +71,14 @@ type applier struct {
 
 	mu    sync.Mutex
 	batch []sqlite.Applied
-	limit int // the batch's size bound: applyBatchSize, or applyCatchUp when behind
 	timer *time.Timer
 	first time.Time // when the batch's first event came
 	last  time.Time // when its latest event came
 	err   error     // the first failed flush; stops the applier
+
+	// catchingUp, set when the batch reaches applyBatchSize, lets it grow
+	// to applyCatchUp.
+	catchingUp bool
 }
 
 // run applies events until ctx ends.
@@ -119,13 +122,11 @@ func (a *applier) add(ctx context.Context, stop context.CancelFunc, ap sqlite.Ap
 	a.batch = append(a.batch, ap)
 	a.last = time.Now()
 	a.trace.add(ctx)
-	if len(a.batch) == applyBatchSize && a.limit == 0 {
-		a.limit = applyBatchSize
-		if a.behind(ctx, ap.Seq) {
-			a.limit = applyCatchUp
-		}
+	n := len(a.batch)
+	if n == applyBatchSize {
+		a.catchingUp = a.behind(ctx, ap.Seq)
 	}
-	if len(a.batch) >= max(a.limit, applyBatchSize) {
+	if n >= applyCatchUp || n >= applyBatchSize && !a.catchingUp {
 		if a.timer != nil {
 			a.timer.Stop()
 		}
@@ -179,7 +180,7 @@ func (a *applier) flushLocked(ctx context.Context) (err error) {
 		return nil
 	}
 	batch := a.batch
-	a.batch, a.limit = nil, 0
+	a.batch = nil
 	ctx, span := a.trace.start(ctx, a.tracer, batch, a.links)
 	defer func() { endApplySpan(span, err) }()
 	err = a.cat.ApplyBatch(ctx, batch)

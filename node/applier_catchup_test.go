@@ -24,7 +24,7 @@ import (
 // while it catches up, and every event reaches the catalog once.
 func TestApplierCatchesUpInLargeBatches(t *testing.T) {
 	ctx := context.Background()
-	q := queuetest.Start(t, func(c *queue.Config) { c.MaxStore = 256 << 20 })
+	q := queuetest.Start(t)
 	cat, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "catalog.db"), nil)
 	if err != nil {
 		t.Fatal(err)

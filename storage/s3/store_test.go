@@ -320,24 +320,12 @@ func TestConcurrentPutsKeepConnections(t *testing.T) {
 	defer front.Close()
 	s := storeThrough(t, srv, front)
 	const inFlight, rounds = 48, 6
-	ctx := context.Background()
-	put := func(body string) error {
-		w, err := s.Create(ctx)
-		if err != nil {
-			return err
-		}
-		if _, err := w.Write([]byte(body)); err != nil {
-			return err
-		}
-		_, err = w.Commit(ctx)
-		return err
-	}
 	conns.Store(0)
 	for r := range rounds {
 		errs := make([]error, inFlight)
 		var wg sync.WaitGroup
 		for i := range inFlight {
-			wg.Go(func() { errs[i] = put(fmt.Sprintf("round %d blob %d", r, i)) })
+			wg.Go(func() { _, errs[i] = storagetest.PutErr(s, fmt.Appendf(nil, "round %d blob %d", r, i)) })
 		}
 		wg.Wait()
 		if err := errors.Join(errs...); err != nil {

@@ -71,7 +71,7 @@ func testConcurrent(t *testing.T, s storage.Blobs) {
 	var wg sync.WaitGroup
 	for i := range writers {
 		wg.Go(func() {
-			keys[i], errs[i] = putErr(s, contents[i])
+			keys[i], errs[i] = PutErr(s, contents[i])
 		})
 	}
 	wg.Wait()
@@ -89,8 +89,9 @@ func testConcurrent(t *testing.T, s storage.Blobs) {
 	}
 }
 
-// putErr is put for goroutines, which must not call t.Fatal.
-func putErr(s storage.Blobs, data []byte) (string, error) {
+// PutErr stores data as Put does, for goroutines, which must not call
+// t.Fatal: it returns the error instead.
+func PutErr(s storage.Blobs, data []byte) (string, error) {
 	ctx := context.Background()
 	w, err := s.Create(ctx)
 	if err != nil {

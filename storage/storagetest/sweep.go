@@ -117,7 +117,7 @@ func testSweepUnderIngest(t *testing.T, s storage.Blobs) {
 			wg.Go(func() {
 				for n := 0; !stop.Load() || n < 5; n++ {
 					i := (w + n) % len(contents)
-					if _, err := putErr(s, contents[i]); err != nil {
+					if _, err := PutErr(s, contents[i]); err != nil {
 						errs <- fmt.Errorf("writer %d: %w", w, err)
 						return
 					}
