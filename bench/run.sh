@@ -10,10 +10,11 @@
 #   bench/run.sh all        every one of the above
 #
 # Environment: RESYNC (the resync 2.0.1 directory; default ../shared/anchors/
-# resync-2.0.1 beside the checkout), FLAT_N (default 250000), WORK (scratch directory on the disk to
-# measure; default a new one under /var/tmp), ROUNDS (default 2), MINIO (the
-# MinIO server binary; default $(go env GOPATH)/bin/minio), S3_PIN (1: MinIO
-# on the second core, the Source and the contenders on the first).
+# resync-2.0.1 beside the checkout), WORK (scratch directory on the disk to
+# measure; default a new one under /var/tmp), ROUNDS (default 2), FLAT_N
+# (default 250000), MINIO (the MinIO server binary; default $(go env
+# GOPATH)/bin/minio), S3_PIN (1: MinIO on the second core, the Source and
+# the contenders on the first).
 # The Source is served by bench/staticsrc in a process of its own; every
 # contender is a process of its own, timed from its start. See bench/README.md.
 set -euo pipefail

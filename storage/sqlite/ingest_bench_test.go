@@ -52,11 +52,12 @@ func ingestEvents(n int) []Applied {
 
 // BenchmarkApplyIngest measures ApplyBatch on a baseline as the node
 // ingests it: events of new resources (see ingestEvents) in batches of 50
-// to 500, as the applier forms them from a moderate stream, of 750 (a
-// stream of 1,500 a second for half a second), of 2,500, as it does at a
-// baseline's full rate, and of 10,000, as when it catches up
-// (node/applier.go). Each b.N is one
-// event; the figure that matters is for a catalog of the baseline's size.
+// to 500, as the applier forms them from a moderate stream, of 750 (what
+// a bound of half a second, the applier's earlier one, made of a baseline
+// at 1,500 a second), of 2,500, as it forms them at a baseline's full
+// rate, and of 10,000, as when it catches up (node/applier.go). Each b.N
+// is one event; the figure that matters is for a catalog of the
+// baseline's size.
 // KiB-written/event is what the catalog and its WAL wrote to storage,
 // KiB-handed/event what SQLite passed to write calls, temporary files
 // included (they reach the disk too once anything syncs the file system):
