@@ -2,7 +2,9 @@ package node
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,8 +13,9 @@ import (
 )
 
 // restartSize is the Source the restart tests harvest. Every bitstream is
-// held back a few milliseconds, so that closing the node after a given
-// number of events lands in the middle of the work.
+// held back a few milliseconds, and after a given number of them the rest
+// wait until the node is closed, so that closing it lands in the middle of
+// the work however fast the machine is.
 const restartSize = 2000
 
 // TestRestartDuringBaseline closes a node while it is copying a baseline
@@ -26,8 +29,10 @@ func TestRestartDuringBaseline(t *testing.T) {
 
 	n := startNode(t, cfg, nil)
 	mustSync(t, n, "s")
+	release := holdBitstreamsAfter(t, src, 300)
 	waitFor(t, 30*time.Second, "part of the baseline to be applied", func() bool { return lastApplied(t, n) >= 300 })
 	s := stop(t, n, src)
+	release()
 	if len(s.stored) >= restartSize {
 		t.Fatalf("the node was stopped after the whole baseline was stored (%d blobs)", len(s.stored))
 	}
@@ -61,8 +66,10 @@ func TestRestartDuringChanges(t *testing.T) {
 	src.Update(300)
 	src.Delete(100)
 	mustSync(t, n, "s")
+	release := holdBitstreamsAfter(t, src, 100)
 	waitFor(t, 30*time.Second, "part of the changes to be applied", func() bool { return lastApplied(t, n) >= base+100 })
 	s := stop(t, n, src)
+	release()
 	if s.applied >= base+600 {
 		t.Fatalf("the node was stopped after every change was applied (%d events past the baseline)", s.applied-base)
 	}
@@ -97,6 +104,44 @@ func slowBitstreams(t testing.TB, src *sim.Server) {
 	if err := src.SetFault("/res/*", sim.Fault{Delay: 10 * time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// holdBitstreamsAfter waits until the Source has been asked for n more
+// bitstreams than it had been when called, then holds every later request
+// for a bitstream until the returned function (also called when the test
+// ends) lets them go. The requests in flight at that moment still end, so
+// at most n plus the per-host concurrency of bitstreams are served before
+// the release.
+func holdBitstreamsAfter(t testing.TB, src *sim.Server, n int) (release func()) {
+	t.Helper()
+	start := bitstreamRequests(src)
+	waitFor(t, 30*time.Second, fmt.Sprintf("%d bitstreams to be requested", n), func() bool {
+		return bitstreamRequests(src)-start >= n
+	})
+	hold := make(chan struct{})
+	if err := src.SetFault("/res/*", sim.Fault{Hold: hold}); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			close(hold)
+			src.ClearFault("/res/*")
+		})
+	}
+	t.Cleanup(release)
+	return release
+}
+
+// bitstreamRequests is how many requests for bitstreams the Source has had.
+func bitstreamRequests(src *sim.Server) int {
+	total := 0
+	for p, c := range src.Requests() {
+		if strings.HasPrefix(p, "/res/") {
+			total += c
+		}
+	}
+	return total
 }
 
 // stopped is what a node left behind when it was closed.
