@@ -23,7 +23,8 @@ func (p *Pool) blobMD5(ctx context.Context, sha string, size int64) (string, err
 		return "", fmt.Errorf("open blob %s to compute its md5: %w", sha, err)
 	}
 	defer b.Close()
-	h := resourcesync.NewHasher()
+	h := resourcesync.NewHasherFor(size, false)
+	defer h.Close()
 	bp := p.bufs.Get().(*[]byte)
 	n, err := io.CopyBuffer(h, b, *bp)
 	p.bufs.Put(bp)

@@ -26,8 +26,8 @@ type countingBlobs struct {
 	written atomic.Int64
 }
 
-func (c *countingBlobs) Create(ctx context.Context) (storage.BlobWriter, error) {
-	w, err := c.Blobs.Create(ctx)
+func (c *countingBlobs) Create(ctx context.Context, want storage.Expect) (storage.BlobWriter, error) {
+	w, err := c.Blobs.Create(ctx, want)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 	"github.com/viaduct-mirror/viaduct/sim"
+	"github.com/viaduct-mirror/viaduct/storage"
 )
 
 // TestBadCopiesAreDeadLetteredWithEvidence: a wrong declared hash, a wrong
@@ -160,7 +161,7 @@ func TestStoredBlobIsNotFetchedAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, _ := store.Create(context.Background())
+	w, _ := store.Create(context.Background(), storage.Expect{})
 	if _, err := copyAll(w, resp.Body); err != nil {
 		t.Fatal(err)
 	}

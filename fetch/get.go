@@ -67,7 +67,7 @@ func (p *Pool) fetchOne(ctx context.Context, c *viaduct.Change, client *upstream
 		return nil, classify(ctx, c, uri, err, p.cfg.NotFoundAttempts)
 	}
 	defer resp.Body.Close()
-	w, err := p.deps.Blobs.Create(ctx)
+	w, err := p.deps.Blobs.Create(ctx, expect(c, resp))
 	if err != nil {
 		return nil, p.storeFailure(ctx, c, uri, fmt.Errorf("start blob: %w", err))
 	}
@@ -109,6 +109,19 @@ func (p *Pool) fetchOne(ctx context.Context, c *viaduct.Change, client *upstream
 	handed = true
 	ev := newEvent(c, sums.Get(resourcesync.SHA256), sums.Get(resourcesync.MD5), size, typeOr(c.Type, resp.Header.Get("Content-Type")))
 	return &staged{w: w, c: c, uri: uri, ev: ev}, nil
+}
+
+// expect is what a change's copy is expected to be: the length the Source
+// declared, else the one its response announces, and the sha-1 when the
+// Source declared it, since nothing else needs it.
+func expect(c *viaduct.Change, resp *upstream.Response) storage.Expect {
+	e := storage.Expect{Size: -1, SHA1: c.Hash.Get(resourcesync.SHA1) != ""}
+	if c.Length != nil {
+		e.Size = *c.Length
+	} else if n, err := strconv.ParseInt(resp.Header.Get("Content-Length"), 10, 64); err == nil {
+		e.Size = n
+	}
+	return e
 }
 
 // staged is a copy read and verified, not yet committed. A commit waits

@@ -78,7 +78,7 @@ func (e *env) blobPath(t *testing.T, key string) string {
 
 func putBytes(s storage.Blobs, data []byte) (string, error) {
 	ctx := context.Background()
-	w, err := s.Create(ctx)
+	w, err := s.Create(ctx, storage.Expect{})
 	if err != nil {
 		return "", err
 	}

@@ -40,8 +40,8 @@ func newWatchedBlobs(t *testing.T, fail int) *watchedBlobs {
 	return w
 }
 
-func (w *watchedBlobs) Create(ctx context.Context) (storage.BlobWriter, error) {
-	bw, err := w.Blobs.Create(ctx)
+func (w *watchedBlobs) Create(ctx context.Context, want storage.Expect) (storage.BlobWriter, error) {
+	bw, err := w.Blobs.Create(ctx, want)
 	if err != nil {
 		return nil, err
 	}

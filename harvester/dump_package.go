@@ -133,7 +133,11 @@ func (p *pass) store(ctx context.Context, d *dumpPackage, take []*viaduct.Change
 // committed, and returns it with what the store computed. On error the
 // blob has been aborted.
 func (p *pass) writeBody(ctx context.Context, pkg string, e *resourcesync.Entry, body *dump.Body, buf []byte) (storage.BlobWriter, *viaduct.StoredBlob, error) {
-	w, err := p.h.deps.Blobs.Create(ctx)
+	want := storage.Expect{Size: -1}
+	if e.MD.Length != nil {
+		want.Size = *e.MD.Length
+	}
+	w, err := p.h.deps.Blobs.Create(ctx, want)
 	if err != nil {
 		return nil, nil, p.storeErr(pkg, e.Loc, "start blob", err)
 	}

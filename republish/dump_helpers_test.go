@@ -91,7 +91,7 @@ func (f *dumpFixture) reopen(t *testing.T) {
 func (f *dumpFixture) putBlob(t testing.TB, data []byte) string {
 	t.Helper()
 	ctx := context.Background()
-	w, err := f.store.Create(ctx)
+	w, err := f.store.Create(ctx, storage.Expect{})
 	if err != nil {
 		t.Fatal(err)
 	}

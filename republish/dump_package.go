@@ -28,10 +28,10 @@ type packageWriter struct {
 func (d *Dumps) newPackage(ctx context.Context, h *resourcesync.Header) (*packageWriter, error) {
 	p := &packageWriter{blobs: d.blobs, h: h}
 	var err error
-	if p.zip, err = d.blobs.Create(ctx); err != nil {
+	if p.zip, err = d.blobs.Create(ctx, storage.Expect{}); err != nil {
 		return nil, fmt.Errorf("starting a dump package: %w", err)
 	}
-	if p.man, err = d.blobs.Create(ctx); err != nil {
+	if p.man, err = d.blobs.Create(ctx, storage.Expect{}); err != nil {
 		p.zip.Abort()
 		return nil, fmt.Errorf("starting a dump manifest copy: %w", err)
 	}

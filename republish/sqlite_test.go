@@ -17,6 +17,7 @@ import (
 
 	"github.com/viaduct-mirror/viaduct"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
+	"github.com/viaduct-mirror/viaduct/storage"
 	"github.com/viaduct-mirror/viaduct/storage/dir"
 	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 )
@@ -67,7 +68,7 @@ func (f *sqliteFixture) apply(t testing.TB, at time.Time, ev *viaduct.Event, bod
 	t.Helper()
 	ctx := context.Background()
 	if ev.Op != resourcesync.Deleted {
-		w, err := f.store.Create(ctx)
+		w, err := f.store.Create(ctx, storage.Expect{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,9 +5,13 @@ import (
 	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash"
 	"strings"
+	"sync"
+
+	md5simd "github.com/minio/md5-simd"
 )
 
 // Hash algorithm names as the spec writes them in hash attributes.
@@ -107,20 +111,68 @@ func (hs Hashes) Verify(computed Hashes) error {
 	return nil
 }
 
-// Hasher computes md5, sha-1 and sha-256 of what is written to it, in one pass.
+// LanesFrom is the expected length from which a Hasher computes md5 on the
+// process's shared SIMD lanes (see NewHasherFor).
+const LanesFrom = 1 << 20
+
+// md5Lanes computes the md5 of up to 8 (AVX2) or 16 (AVX-512) large
+// bitstreams at once on one core (github.com/minio/md5-simd, where the
+// CPU has neither it falls back to crypto/md5). On a machine with AVX2 it
+// reads 1.7-2 GB/s per core with 8 or more bitstreams written at once,
+// where crypto/md5 reads 640-670 MB/s; but each digest waits for the
+// lanes' next round, about 120 µs, so small bitstreams keep crypto/md5.
+// It runs for the life of the process.
+var md5Lanes = sync.OnceValue(md5simd.NewServer)
+
+// errFinished is what writing to a Hasher after its md5 was finished on
+// the shared lanes returns.
+var errFinished = errors.New("hasher: written after its Sum")
+
+// Hasher computes md5 and sha-256 of what is written to it, and sha-1 when
+// asked, in one pass.
 type Hasher struct {
 	md5, sha1, sha256 hash.Hash
 	n                 int64
+	// lanes is set when md5 runs on the shared lanes: its first Sum
+	// finishes it (sum keeps the result), and Close gives its lane back.
+	lanes  md5simd.Hasher
+	sum    Hashes
+	closed bool
 }
 
-// NewHasher returns a Hasher ready for writing.
-func NewHasher() *Hasher {
-	return &Hasher{md5: md5.New(), sha1: sha1.New(), sha256: sha256.New()}
+// NewHasher returns a Hasher of md5, sha-1 and sha-256 for a bitstream of
+// unknown length.
+func NewHasher() *Hasher { return NewHasherFor(-1, true) }
+
+// NewHasherFor returns a Hasher for a bitstream expected to be size bytes
+// long (negative when unknown); it computes sha-1 only when withSHA1. From
+// LanesFrom bytes its md5 is computed on lanes shared with every other
+// such Hasher of the process: its first Sum finishes it (writing after it
+// fails), and Close must be called to give the lane back.
+func NewHasherFor(size int64, withSHA1 bool) *Hasher {
+	h := &Hasher{sha256: sha256.New()}
+	if size >= LanesFrom {
+		h.lanes = md5Lanes().NewHash()
+		h.md5 = h.lanes
+	} else {
+		h.md5 = md5.New()
+	}
+	if withSHA1 {
+		h.sha1 = sha1.New()
+	}
+	return h
 }
 
+// Write hashes p. It fails only on a Hasher whose md5 runs on the shared
+// lanes, after its Sum or Close.
 func (h *Hasher) Write(p []byte) (int, error) {
+	if h.lanes != nil && (h.sum != nil || h.closed) {
+		return 0, errFinished
+	}
 	h.md5.Write(p)
-	h.sha1.Write(p)
+	if h.sha1 != nil {
+		h.sha1.Write(p)
+	}
 	h.sha256.Write(p)
 	h.n += int64(len(p))
 	return len(p), nil
@@ -129,13 +181,34 @@ func (h *Hasher) Write(p []byte) (int, error) {
 // Len is the number of bytes written.
 func (h *Hasher) Len() int64 { return h.n }
 
-// Sum returns the three digests.
+// Sum returns the digests of what was written so far: md5, sha-1 when
+// asked for, and sha-256.
 func (h *Hasher) Sum() Hashes {
-	return Hashes{
-		{MD5, hex.EncodeToString(h.md5.Sum(nil))},
-		{SHA1, hex.EncodeToString(h.sha1.Sum(nil))},
-		{SHA256, hex.EncodeToString(h.sha256.Sum(nil))},
+	if h.sum != nil {
+		return h.sum
 	}
+	if h.lanes != nil && h.closed {
+		return nil
+	}
+	hs := Hashes{{MD5, hex.EncodeToString(h.md5.Sum(nil))}}
+	if h.sha1 != nil {
+		hs = append(hs, Hash{SHA1, hex.EncodeToString(h.sha1.Sum(nil))})
+	}
+	hs = append(hs, Hash{SHA256, hex.EncodeToString(h.sha256.Sum(nil))})
+	if h.lanes != nil {
+		h.sum = hs
+		h.lanes.Close()
+	}
+	return hs
+}
+
+// Close gives a lane of the shared md5 lanes back; it does nothing for
+// a Hasher that has none, and may be called more than once.
+func (h *Hasher) Close() {
+	if h.lanes != nil && !h.closed && h.sum == nil {
+		h.lanes.Close()
+	}
+	h.closed = true
 }
 
 // ParseHashesLoose reads a hash attribute as a reader of other people's

@@ -18,10 +18,10 @@ var ErrNotFound = errors.New("blob not found")
 // bitstreams depends on this interface only, so the directory store and the
 // S3 store are interchangeable.
 type Blobs interface {
-	// Create starts a new blob. Bytes written go to a temporary object
-	// while their length and digests are computed; nothing is visible
-	// under a key until Commit.
-	Create(ctx context.Context) (BlobWriter, error)
+	// Create starts a new blob, of which the writer may expect what want
+	// says. Bytes written go to a temporary object while their length and
+	// digests are computed; nothing is visible under a key until Commit.
+	Create(ctx context.Context, want Expect) (BlobWriter, error)
 	// Open returns the blob's bytes, seekable so HTTP range and
 	// conditional requests can be served. The caller closes it.
 	Open(ctx context.Context, key string) (Blob, error)
@@ -67,14 +67,29 @@ func Touch(ctx context.Context, s Blobs, key string) (Info, error) {
 	return s.Stat(ctx, key)
 }
 
+// Expect is what the writer of a new blob may expect of it. The zero
+// value expects nothing: a blob of unknown length whose sha-1 nobody asks.
+type Expect struct {
+	// Size is the length the blob is expected to have, 0 or negative when
+	// unknown. It only chooses how the digests are computed (see
+	// resourcesync.NewHasherFor); a blob of another length is kept as
+	// well.
+	Size int64
+	// SHA1 asks for the sha-1 digest in Sum, for a Source that declares
+	// it; the md5 and sha-256 are always computed.
+	SHA1 bool
+}
+
 // BlobWriter receives one blob's bytes. The owner must end it with Commit or
 // Abort; deferring Abort right after Create is the usual shape, since Abort
 // after Commit does nothing.
 type BlobWriter interface {
 	io.Writer
-	// Sum returns what was written so far: the length and the md5, sha-1
-	// and sha-256 digests. A fetch worker compares them with what the
-	// Source declared before it commits.
+	// Sum returns what was written so far: the length and the md5 and
+	// sha-256 digests, and the sha-1 when Create was asked for it. A fetch
+	// worker compares them with what the Source declared before it
+	// commits. A blob expected to be large may take no more writes after
+	// its first Sum (see resourcesync.NewHasherFor).
 	Sum() (n int64, hashes resourcesync.Hashes)
 	// Commit makes the blob visible under its sha-256 key and returns the
 	// key. When a blob with that key already exists its bytes are kept as

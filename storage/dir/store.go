@@ -109,7 +109,7 @@ func (s *Store) path(key string) string {
 
 // Create starts a blob in a new temporary file: an anonymous one where
 // the system has them (see openAnon), else a named one in root/tmp.
-func (s *Store) Create(ctx context.Context) (storage.BlobWriter, error) {
+func (s *Store) Create(ctx context.Context, want storage.Expect) (storage.BlobWriter, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -123,7 +123,7 @@ func (s *Store) Create(ctx context.Context) (storage.BlobWriter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating temporary blob in %s: %w", s.tmp, err)
 	}
-	return newWriter(s, f, s.anon, s.group.mark()), nil
+	return newWriter(s, f, s.anon, s.group.mark(), want), nil
 }
 
 // Open opens the blob's file.

@@ -64,7 +64,7 @@ func TestNewCleansTemporaries(t *testing.T) {
 	}
 	s.anon = false // an anonymous temporary leaves nothing to clean
 	// A writer that never ends stands for a crash mid-write.
-	w, err := s.Create(context.Background())
+	w, err := s.Create(context.Background(), storage.Expect{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,12 +141,12 @@ func TestAnonymousTemporaries(t *testing.T) {
 	s := newStore(t)
 	t.Logf("anonymous temporaries: %v (%s)", s.anon, runtime.GOOS)
 	ctx := context.Background()
-	aborted, err := s.Create(ctx)
+	aborted, err := s.Create(ctx, storage.Expect{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	aborted.Write([]byte("aborted"))
-	w, err := s.Create(ctx)
+	w, err := s.Create(ctx, storage.Expect{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +185,7 @@ func TestAnonymousTemporaries(t *testing.T) {
 func TestCommitAfterSumAndMoreBytes(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
-	w, err := s.Create(ctx)
+	w, err := s.Create(ctx, storage.Expect{})
 	if err != nil {
 		t.Fatal(err)
 	}

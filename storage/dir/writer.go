@@ -32,8 +32,8 @@ type writer struct {
 
 var _ storage.BlobWriter = (*writer)(nil)
 
-func newWriter(s *Store, f *os.File, anon bool, mark uint64) *writer {
-	return &writer{s: s, f: f, anon: anon, h: resourcesync.NewHasher(), mark: mark}
+func newWriter(s *Store, f *os.File, anon bool, mark uint64, want storage.Expect) *writer {
+	return &writer{s: s, f: f, anon: anon, h: resourcesync.NewHasherFor(want.Size, want.SHA1), mark: mark}
 }
 
 var errClosed = errors.New("blob writer already committed or aborted")
@@ -43,7 +43,9 @@ func (w *writer) Write(p []byte) (int, error) {
 		return 0, errClosed
 	}
 	n, err := w.f.Write(p)
-	w.h.Write(p[:n])
+	if _, herr := w.h.Write(p[:n]); herr != nil {
+		return n, herr
+	}
 	if err != nil {
 		return n, fmt.Errorf("writing temporary blob %s: %w", w.f.Name(), err)
 	}
@@ -84,6 +86,7 @@ func (w *writer) Commit(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("committing blob %s: %w", key, err)
 	}
 	w.key, w.done = key, true
+	w.h.Close()
 	return key, nil
 }
 
@@ -168,6 +171,7 @@ func (w *writer) Abort() error {
 		return nil
 	}
 	w.done = true
+	w.h.Close()
 	w.f.Close()
 	if w.anon {
 		return nil // closing an anonymous file frees it

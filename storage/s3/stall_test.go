@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/viaduct-mirror/viaduct/storage"
 )
 
 // stallingProxy forwards TCP connections to MinIO until stall is set;
@@ -95,7 +97,7 @@ func TestStalledUploadEnds(t *testing.T) {
 		t.Fatalf("New through the proxy: %v", err)
 	}
 	s.stall = 300 * time.Millisecond
-	w, err := s.Create(context.Background())
+	w, err := s.Create(context.Background(), storage.Expect{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -177,7 +177,7 @@ func TestRemovesStaleTemporaries(t *testing.T) {
 	if _, err := s.client.PutObject(ctx, s.cfg.Bucket, tmp, strings.NewReader("partial"), 7, minio.PutObjectOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	w, _ := s.Create(ctx)
+	w, _ := s.Create(ctx, storage.Expect{})
 	w.Write([]byte("a blob"))
 	key, err := w.Commit(ctx)
 	if err != nil {

@@ -63,11 +63,11 @@ type upload struct {
 var _ storage.BlobWriter = (*writer)(nil)
 
 // Create starts a blob. ctx bounds the whole write, up to Commit.
-func (s *Store) Create(ctx context.Context) (storage.BlobWriter, error) {
+func (s *Store) Create(ctx context.Context, want storage.Expect) (storage.BlobWriter, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return &writer{s: s, ctx: ctx, h: resourcesync.NewHasher()}, nil
+	return &writer{s: s, ctx: ctx, h: resourcesync.NewHasherFor(want.Size, want.SHA1)}, nil
 }
 
 func (w *writer) Write(p []byte) (int, error) {
@@ -76,8 +76,10 @@ func (w *writer) Write(p []byte) (int, error) {
 	}
 	if w.pw == nil {
 		if len(w.buf)+len(p) <= w.s.cfg.SinglePutSize {
+			if _, err := w.h.Write(p); err != nil {
+				return 0, err
+			}
 			w.buf = append(w.buf, p...)
-			w.h.Write(p)
 			return len(p), nil
 		}
 		w.stream()
@@ -88,7 +90,9 @@ func (w *writer) Write(p []byte) (int, error) {
 		}
 	}
 	n, err := w.pipeWrite(p)
-	w.h.Write(p[:n])
+	if _, herr := w.h.Write(p[:n]); herr != nil {
+		return n, herr
+	}
 	if err != nil {
 		return n, w.uploadErr(err)
 	}
@@ -184,6 +188,7 @@ func (w *writer) Commit(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("committing blob %s to s3 bucket %s: %w", key, w.s.cfg.Bucket, explain(err))
 	}
 	w.key, w.done = key, true
+	w.h.Close()
 	return key, nil
 }
 
@@ -250,6 +255,7 @@ func (w *writer) Abort() error {
 		return nil
 	}
 	w.done = true
+	w.h.Close()
 	w.buf = nil
 	if w.pw != nil {
 		w.pw.CloseWithError(errAborted)

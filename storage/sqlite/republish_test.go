@@ -15,6 +15,7 @@ import (
 	"github.com/viaduct-mirror/viaduct"
 	"github.com/viaduct-mirror/viaduct/republish"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
+	"github.com/viaduct-mirror/viaduct/storage"
 	"github.com/viaduct-mirror/viaduct/storage/dir"
 	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 )
@@ -37,7 +38,7 @@ func TestRepublishedDocumentsSkipTombstones(t *testing.T) {
 		t.Fatal(err)
 	}
 	put := func(body string) (string, string, int64) {
-		w, err := store.Create(ctx)
+		w, err := store.Create(ctx, storage.Expect{})
 		if err != nil {
 			t.Fatal(err)
 		}

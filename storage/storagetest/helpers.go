@@ -12,12 +12,13 @@ import (
 	"github.com/viaduct-mirror/viaduct/storage"
 )
 
-// Put writes data as one blob and commits it, failing the test (or
-// benchmark) on any error. It returns the blob's key.
+// Put writes data as one blob, created expecting its length, and commits
+// it, failing the test (or benchmark) on any error. It returns the blob's
+// key.
 func Put(t testing.TB, s storage.Blobs, data []byte) string {
 	t.Helper()
 	ctx := context.Background()
-	w, err := s.Create(ctx)
+	w, err := s.Create(ctx, storage.Expect{Size: int64(len(data))})
 	if err != nil {
 		t.Fatalf("Create: %v", err)
 	}

@@ -69,16 +69,40 @@ func testRoundTrip(t *testing.T, s storage.Blobs) {
 }
 
 func testSum(t *testing.T, s storage.Blobs) {
+	small := []string{"first part, ", "second part, ", strings.Repeat("x", 70000)}
+	large := []string{"first part, ", strings.Repeat("y", resourcesync.LanesFrom+12345), "last part"}
+	for _, tc := range []struct {
+		name  string
+		want  storage.Expect
+		parts []string
+	}{
+		{"sha-1 asked", storage.Expect{SHA1: true}, small},
+		{"sha-1 not asked", storage.Expect{}, small},
+		{"large", storage.Expect{Size: resourcesync.LanesFrom + 12365, SHA1: true}, large},
+		{"large, shorter than expected", storage.Expect{Size: 10 * resourcesync.LanesFrom}, large},
+		{"small, larger than expected", storage.Expect{Size: 3}, small},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sumCase(t, s, tc.want, tc.parts)
+		})
+	}
+}
+
+// sumCase writes parts to a blob created expecting want and checks its
+// Sum, twice, and its key.
+func sumCase(t *testing.T, s storage.Blobs, want storage.Expect, parts []string) {
 	ctx := context.Background()
-	w, err := s.Create(ctx)
+	w, err := s.Create(ctx, want)
 	if err != nil {
 		t.Fatalf("Create: %v", err)
 	}
 	defer w.Abort()
-	if n, hs := w.Sum(); n != 0 || hs.Get(resourcesync.SHA256) != sha256Hex(nil) {
-		t.Errorf("Sum before writing = %d, %s; want 0 and the empty digest", n, hs)
+	if want.Size < resourcesync.LanesFrom {
+		// A large blob's first Sum finishes it.
+		if n, hs := w.Sum(); n != 0 || hs.Get(resourcesync.SHA256) != sha256Hex(nil) {
+			t.Errorf("Sum before writing = %d, %s; want 0 and the empty digest", n, hs)
+		}
 	}
-	parts := []string{"first part, ", "second part, ", strings.Repeat("x", 70000)}
 	var all []byte
 	for _, p := range parts {
 		if _, err := w.Write([]byte(p)); err != nil {
@@ -86,34 +110,43 @@ func testSum(t *testing.T, s storage.Blobs) {
 		}
 		all = append(all, p...)
 	}
-	n, hs := w.Sum()
 	md5Sum, sha1Sum := md5.Sum(all), sha1.Sum(all)
-	want := resourcesync.Hashes{
+	wantSHA1 := ""
+	if want.SHA1 {
+		wantSHA1 = hex.EncodeToString(sha1Sum[:])
+	}
+	expected := resourcesync.Hashes{
 		{Alg: resourcesync.MD5, Value: hex.EncodeToString(md5Sum[:])},
-		{Alg: resourcesync.SHA1, Value: hex.EncodeToString(sha1Sum[:])},
+		{Alg: resourcesync.SHA1, Value: wantSHA1},
 		{Alg: resourcesync.SHA256, Value: sha256Hex(all)},
 	}
-	if n != int64(len(all)) {
-		t.Errorf("Sum length = %d, want %d", n, len(all))
-	}
-	for _, h := range want {
-		if got := hs.Get(h.Alg); got != h.Value {
-			t.Errorf("Sum %s = %q, want %q", h.Alg, got, h.Value)
+	for range 2 {
+		n, hs := w.Sum()
+		if n != int64(len(all)) {
+			t.Errorf("Sum length = %d, want %d", n, len(all))
+		}
+		for _, h := range expected {
+			if got := hs.Get(h.Alg); got != h.Value {
+				t.Errorf("Sum %s = %q, want %q", h.Alg, got, h.Value)
+			}
 		}
 	}
 	key, err := w.Commit(ctx)
 	if err != nil {
 		t.Fatalf("Commit: %v", err)
 	}
-	if key != want[2].Value {
-		t.Errorf("Commit key = %s, want %s", key, want[2].Value)
+	if key != expected[2].Value {
+		t.Errorf("Commit key = %s, want %s", key, expected[2].Value)
+	}
+	if got := get(t, s, key); !bytes.Equal(got, all) {
+		t.Errorf("the committed blob holds %d bytes, not the %d written", len(got), len(all))
 	}
 }
 
 func testAbort(t *testing.T, s storage.Blobs) {
 	ctx := context.Background()
 	data := []byte("never to be seen")
-	w, err := s.Create(ctx)
+	w, err := s.Create(ctx, storage.Expect{})
 	if err != nil {
 		t.Fatalf("Create: %v", err)
 	}
@@ -135,7 +168,7 @@ func testAbort(t *testing.T, s storage.Blobs) {
 func testAbortAfterCommit(t *testing.T, s storage.Blobs) {
 	ctx := context.Background()
 	data := []byte("kept after a late abort")
-	w, err := s.Create(ctx)
+	w, err := s.Create(ctx, storage.Expect{})
 	if err != nil {
 		t.Fatalf("Create: %v", err)
 	}

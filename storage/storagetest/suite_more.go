@@ -93,7 +93,7 @@ func testConcurrent(t *testing.T, s storage.Blobs) {
 // t.Fatal: it returns the error instead.
 func PutErr(s storage.Blobs, data []byte) (string, error) {
 	ctx := context.Background()
-	w, err := s.Create(ctx)
+	w, err := s.Create(ctx, storage.Expect{})
 	if err != nil {
 		return "", err
 	}
@@ -114,7 +114,7 @@ func PutErr(s storage.Blobs, data []byte) (string, error) {
 func testLarge(t *testing.T, s storage.Blobs) {
 	const size = 20 << 20
 	ctx := context.Background()
-	w, err := s.Create(ctx)
+	w, err := s.Create(ctx, storage.Expect{})
 	if err != nil {
 		t.Fatalf("Create: %v", err)
 	}
