@@ -114,9 +114,9 @@ func slowBitstreams(t testing.TB, src *sim.Server) {
 // the release.
 func holdBitstreamsAfter(t testing.TB, src *sim.Server, n int) (release func()) {
 	t.Helper()
-	start := bitstreamRequests(src)
+	start := requestsUnder(src, "/res/")
 	waitFor(t, 30*time.Second, fmt.Sprintf("%d bitstreams to be requested", n), func() bool {
-		return bitstreamRequests(src)-start >= n
+		return requestsUnder(src, "/res/")-start >= n
 	})
 	hold := make(chan struct{})
 	if err := src.SetFault("/res/*", sim.Fault{Hold: hold}); err != nil {
@@ -131,17 +131,6 @@ func holdBitstreamsAfter(t testing.TB, src *sim.Server, n int) (release func()) 
 	}
 	t.Cleanup(release)
 	return release
-}
-
-// bitstreamRequests is how many requests for bitstreams the Source has had.
-func bitstreamRequests(src *sim.Server) int {
-	total := 0
-	for p, c := range src.Requests() {
-		if strings.HasPrefix(p, "/res/") {
-			total += c
-		}
-	}
-	return total
 }
 
 // stopped is what a node left behind when it was closed.

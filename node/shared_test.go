@@ -104,10 +104,14 @@ func TestCursorsCarriedOverFromTheCatalog(t *testing.T) {
 
 // resourceListReads counts the requests for the Source's Resource List
 // and its Index: how a test sees that a baseline ran.
-func resourceListReads(src *sim.Server) int {
+func resourceListReads(src *sim.Server) int { return requestsUnder(src, "/resourcelist") }
+
+// requestsUnder counts the Source's requests for paths that begin with
+// prefix.
+func requestsUnder(src *sim.Server, prefix string) int {
 	n := 0
 	for p, c := range src.Requests() {
-		if strings.HasPrefix(p, "/resourcelist") {
+		if strings.HasPrefix(p, prefix) {
 			n += c
 		}
 	}
