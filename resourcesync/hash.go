@@ -133,10 +133,13 @@ var errFinished = errors.New("hasher: written after its Sum")
 type Hasher struct {
 	md5, sha1, sha256 hash.Hash
 	n                 int64
-	// lanes is set when md5 runs on the shared lanes: its first Sum
-	// finishes it (sum keeps the result), and Close gives its lane back.
+	// sum is the latest Sum, of the first sumAt bytes: a blob writer sums
+	// before its owner commits, and the commit reuses it.
+	sum   Hashes
+	sumAt int64
+	// lanes is set when md5 runs on the shared lanes; the first Sum or
+	// Close gives the lane back and closes the Hasher.
 	lanes  md5simd.Hasher
-	sum    Hashes
 	closed bool
 }
 
@@ -166,7 +169,7 @@ func NewHasherFor(size int64, withSHA1 bool) *Hasher {
 // Write hashes p. It fails only on a Hasher whose md5 runs on the shared
 // lanes, after its Sum or Close.
 func (h *Hasher) Write(p []byte) (int, error) {
-	if h.lanes != nil && (h.sum != nil || h.closed) {
+	if h.lanes != nil && h.closed {
 		return 0, errFinished
 	}
 	h.md5.Write(p)
@@ -182,9 +185,9 @@ func (h *Hasher) Write(p []byte) (int, error) {
 func (h *Hasher) Len() int64 { return h.n }
 
 // Sum returns the digests of what was written so far: md5, sha-1 when
-// asked for, and sha-256.
+// asked for, and sha-256. They are computed once for a given length.
 func (h *Hasher) Sum() Hashes {
-	if h.sum != nil {
+	if h.sum != nil && h.sumAt == h.n {
 		return h.sum
 	}
 	if h.lanes != nil && h.closed {
@@ -195,9 +198,11 @@ func (h *Hasher) Sum() Hashes {
 		hs = append(hs, Hash{SHA1, hex.EncodeToString(h.sha1.Sum(nil))})
 	}
 	hs = append(hs, Hash{SHA256, hex.EncodeToString(h.sha256.Sum(nil))})
+	// Capped, so that a caller's append never writes into the kept copy.
+	hs = hs[:len(hs):len(hs)]
+	h.sum, h.sumAt = hs, h.n
 	if h.lanes != nil {
-		h.sum = hs
-		h.lanes.Close()
+		h.Close()
 	}
 	return hs
 }
@@ -205,7 +210,7 @@ func (h *Hasher) Sum() Hashes {
 // Close gives a lane of the shared md5 lanes back; it does nothing for
 // a Hasher that has none, and may be called more than once.
 func (h *Hasher) Close() {
-	if h.lanes != nil && !h.closed && h.sum == nil {
+	if h.lanes != nil && !h.closed {
 		h.lanes.Close()
 	}
 	h.closed = true

@@ -23,11 +23,6 @@ type writer struct {
 	mark uint64 // the store's sync rounds when writing began
 	key  string // set once committed
 	done bool   // committed or aborted
-	// summed is the sha-256 Sum computed after summedAt bytes: a fetch
-	// worker sums before it commits, and Commit reuses the digest rather
-	// than finishing all three hashes again.
-	summed   string
-	summedAt int64
 }
 
 var _ storage.BlobWriter = (*writer)(nil)
@@ -52,19 +47,7 @@ func (w *writer) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-func (w *writer) Sum() (int64, resourcesync.Hashes) {
-	hs := w.h.Sum()
-	w.summed, w.summedAt = hs.Get(resourcesync.SHA256), w.h.Len()
-	return w.h.Len(), hs
-}
-
-// sha256 is the hex sha-256 of what was written.
-func (w *writer) sha256() string {
-	if w.summed != "" && w.summedAt == w.h.Len() {
-		return w.summed
-	}
-	return w.h.Sum().Get(resourcesync.SHA256)
-}
+func (w *writer) Sum() (int64, resourcesync.Hashes) { return w.h.Len(), w.h.Sum() }
 
 // Commit syncs the temporary file, checks its length, and links it under its
 // key. A link fails instead of replacing, so an existing blob is never
@@ -80,7 +63,7 @@ func (w *writer) Commit(ctx context.Context) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	key := w.sha256()
+	key := w.h.Sum().Get(resourcesync.SHA256)
 	if err := w.commit(key); err != nil {
 		w.Abort()
 		return "", fmt.Errorf("committing blob %s: %w", key, err)
