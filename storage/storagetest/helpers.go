@@ -12,25 +12,35 @@ import (
 	"github.com/viaduct-mirror/viaduct/storage"
 )
 
-// Put writes data as one blob, created expecting its length, and commits
-// it, failing the test (or benchmark) on any error. It returns the blob's
-// key.
+// Put stores data as PutErr does, failing the test (or benchmark) on any
+// error. It returns the blob's key.
 func Put(t testing.TB, s storage.Blobs, data []byte) string {
 	t.Helper()
+	key, err := PutErr(s, data)
+	if err != nil {
+		t.Fatalf("put %d bytes: %v", len(data), err)
+	}
+	return key
+}
+
+// PutErr writes data as one blob, created expecting its length, in
+// writes of 4 KiB, so that concurrent writers interleave, and commits it.
+// It returns the blob's key; for goroutines, which must not call t.Fatal.
+func PutErr(s storage.Blobs, data []byte) (string, error) {
 	ctx := context.Background()
 	w, err := s.Create(ctx, storage.Expect{Size: int64(len(data))})
 	if err != nil {
-		t.Fatalf("Create: %v", err)
+		return "", err
 	}
 	defer w.Abort()
-	if _, err := w.Write(data); err != nil {
-		t.Fatalf("Write: %v", err)
+	for len(data) > 0 {
+		n := min(len(data), 4096)
+		if _, err := w.Write(data[:n]); err != nil {
+			return "", err
+		}
+		data = data[n:]
 	}
-	key, err := w.Commit(ctx)
-	if err != nil {
-		t.Fatalf("Commit: %v", err)
-	}
-	return key
+	return w.Commit(ctx)
 }
 
 // get reads a whole blob back, failing the test on any error.

@@ -89,26 +89,6 @@ func testConcurrent(t *testing.T, s storage.Blobs) {
 	}
 }
 
-// PutErr stores data as Put does, for goroutines, which must not call
-// t.Fatal: it returns the error instead.
-func PutErr(s storage.Blobs, data []byte) (string, error) {
-	ctx := context.Background()
-	w, err := s.Create(ctx, storage.Expect{})
-	if err != nil {
-		return "", err
-	}
-	defer w.Abort()
-	// Small writes, so concurrent writers interleave.
-	for len(data) > 0 {
-		n := min(len(data), 4096)
-		if _, err := w.Write(data[:n]); err != nil {
-			return "", err
-		}
-		data = data[n:]
-	}
-	return w.Commit(ctx)
-}
-
 // testLarge streams a blob bigger than one upload part through the store and
 // back, hashing on both sides, without holding it in memory.
 func testLarge(t *testing.T, s storage.Blobs) {
