@@ -59,7 +59,8 @@ func (p *Pool) skip(ctx context.Context, c *viaduct.Change, fresh bool) (*viaduc
 		case err != nil:
 			return nil, "", fmt.Errorf("look up blob %s: %w", sha, err)
 		case c.Length == nil || info.Size == *c.Length:
-			// The md5 is the one computed of this blob: the catalog's,
+			// The md5 is the one computed of this blob: the catalog's
+			// (found by the declared md5, the one digest it indexes),
 			// else computed now (blobMD5); a declared one is not trusted
 			// unverified, and an event without one would lose the md5
 			// the Source declared (a worker that died between storing

@@ -25,6 +25,7 @@ var migrations = []migration{
 	{name: "packed rows for streaming reads", sql: schemaV3, fill: fillV3},
 	{name: "upstream order of each resource, tombstones", sql: schemaV4},
 	{name: "previous change of each change, retention horizon", sql: schemaV5},
+	{name: "no sha-256 index of resources", sql: schemaV6},
 }
 
 // schemaVersion is the version this build writes: the number of steps.

@@ -2,7 +2,10 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"errors"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,6 +72,56 @@ func TestProvenance(t *testing.T) {
 	}
 }
 
+// TestHeldByHashIndex: the fetch workers ask HeldByHash of changes they
+// cannot skip otherwise, so it must be a seek in resources_md5, never a
+// scan of the catalog; and a catalog of schema version 5 loses the
+// sha-256 index (schemaV6), finding by md5 as a new one does.
+func TestHeldByHashIndex(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "catalog.db")
+	c := openAt(t, path)
+	rows, err := c.reader.QueryContext(ctx, "EXPLAIN QUERY PLAN "+heldByMD5SQL, "s1", md5hex("x"), nil, sha("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	rows.Close()
+	if len(plan) == 0 || !strings.Contains(plan[0], "USING INDEX resources_md5") {
+		t.Errorf("HeldByHash's plan = %q, want a search of resources_md5", plan)
+	}
+	c.Close()
+
+	db, err := sql.Open("sqlite3", dsn(path, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"CREATE INDEX resources_sha256 ON resources (source, sha256)", "PRAGMA user_version = 5"} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+	c = openAt(t, path)
+	var n int
+	if err := c.reader.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = 'resources_sha256'`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("resources_sha256 after migration: %d, %v; want it dropped", n, err)
+	}
+	ev := event("s1", "c", "http://s1/a", cr, "bytes")
+	mustApply(t, c, 1, ev)
+	r, err := c.HeldByHash(ctx, "s1", resourcesync.Hashes{{Alg: "md5", Value: ev.MD5}, {Alg: "sha-256", Value: ev.SHA256}}, nil)
+	if err != nil || r.URI != ev.URI {
+		t.Fatalf("HeldByHash after migration = %v, %v; want %s", r, err, ev.URI)
+	}
+}
+
 func TestHeldByHash(t *testing.T) {
 	ctx := context.Background()
 	c := openTemp(t)
@@ -85,12 +138,16 @@ func TestHeldByHash(t *testing.T) {
 		length *int64
 		want   string
 	}{
-		{"sha-256", "s1", resourcesync.Hashes{{Alg: "sha-256", Value: held.SHA256}}, &n, "http://s1/a"},
+		{"md5 and sha-256", "s1", resourcesync.Hashes{{Alg: "md5", Value: held.MD5}, {Alg: "sha-256", Value: held.SHA256}}, &n, "http://s1/a"},
 		{"md5 without length", "s1", resourcesync.Hashes{{Alg: "md5", Value: held.MD5}}, nil, "http://s1/a"},
 		{"wrong length", "s1", resourcesync.Hashes{{Alg: "md5", Value: held.MD5}}, &wrong, ""},
-		{"other source", "s2", resourcesync.Hashes{{Alg: "sha-256", Value: held.SHA256}}, nil, ""},
+		{"md5 with another sha-256", "s1", resourcesync.Hashes{{Alg: "md5", Value: held.MD5}, {Alg: "sha-256", Value: sha("other bytes")}}, nil, ""},
+		// The blob store answers for a sha-256 alone (its keys are
+		// sha-256 digests); the catalog has no index to find it by.
+		{"sha-256 only", "s1", resourcesync.Hashes{{Alg: "sha-256", Value: held.SHA256}}, &n, ""},
+		{"other source", "s2", resourcesync.Hashes{{Alg: "md5", Value: held.MD5}}, nil, ""},
 		{"sha-1 only", "s1", resourcesync.Hashes{{Alg: "sha-1", Value: "00"}}, nil, ""},
-		{"deleted copy", "s1", resourcesync.Hashes{{Alg: "sha-256", Value: sha("gone bytes")}}, nil, ""},
+		{"deleted copy", "s1", resourcesync.Hashes{{Alg: "md5", Value: md5hex("gone bytes")}}, nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := c.HeldByHash(ctx, tc.source, tc.hs, tc.length)

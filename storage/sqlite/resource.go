@@ -144,24 +144,22 @@ func walkSource[T any](ctx context.Context, c *Catalog, source, cols string, sca
 	}
 }
 
-// HeldByHash finds a resource held from source whose copy has one of the
-// digests in hs (sha-256, else md5: the ones the catalog keeps of its own
-// copies) and, if length is not nil, that length: the harvester's test for
-// "already stored, do not fetch again". ErrNotFound if there is none, or if
-// hs has neither digest.
+// HeldByHash finds a resource held from source whose copy has the md5 in
+// hs, and the sha-256 and length too when hs and length give them: the
+// fetch workers' test for "already stored, do not fetch again". It goes by
+// md5 alone, the one digest the catalog indexes (see schemaV6): a Source
+// that declares only a sha-256 is answered by the blob store, whose keys
+// are sha-256 digests. ErrNotFound if there is none, or if hs has no md5.
 func (c *Catalog) HeldByHash(ctx context.Context, source string, hs resourcesync.Hashes, length *int64) (*Resource, error) {
-	st, val := c.reads.bySHA256, hs.Get(resourcesync.SHA256)
-	if val == "" {
-		st, val = c.reads.byMD5, hs.Get(resourcesync.MD5)
-	}
-	if val == "" {
-		return nil, fmt.Errorf("resource of source %s with hash %q: %w", source, hs, ErrNotFound)
+	md5 := hs.Get(resourcesync.MD5)
+	if md5 == "" {
+		return nil, fmt.Errorf("resource of source %s with hash %q: no md5 to look it up by: %w", source, hs, ErrNotFound)
 	}
 	var n sql.NullInt64
 	if length != nil {
 		n = sql.NullInt64{Int64: *length, Valid: true}
 	}
-	row := st.QueryRowContext(ctx, source, val, n)
+	row := c.reads.byMD5.QueryRowContext(ctx, source, md5, n, hs.Get(resourcesync.SHA256))
 	r, err := scanResource(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("resource of source %s with hash %s: %w", source, hs, ErrNotFound)

@@ -67,17 +67,15 @@ func (s *writeStmts) close() error {
 // query anew for every change cost more than running it.
 type readStmts struct {
 	resource, lastApplied *sql.Stmt
-	bySHA256, byMD5       *sql.Stmt
+	byMD5                 *sql.Stmt
 	lookup                *sql.Stmt
 }
 
-// heldByHashSQL finds a held copy by one digest column; col is one of
-// two constants, never input.
-func heldByHashSQL(col string) string {
-	return `SELECT ` + resourceCols + ` FROM resources
-		WHERE source = ? AND ` + col + ` = ? AND deleted = 0 AND (?3 IS NULL OR length = ?3)
-		ORDER BY changed DESC LIMIT 1`
-}
+// heldByMD5SQL finds a held copy by its md5 (resources_md5), with the
+// length and sha-256 given when they are not NULL and not empty.
+const heldByMD5SQL = `SELECT ` + resourceCols + ` FROM resources
+	WHERE source = ?1 AND md5 = ?2 AND deleted = 0 AND (?3 IS NULL OR length = ?3) AND (?4 = '' OR sha256 = ?4)
+	ORDER BY changed DESC LIMIT 1`
 
 // prepare prepares every statement of s on the reader pool.
 func (s *readStmts) prepare(ctx context.Context, db *sql.DB) error {
@@ -86,8 +84,7 @@ func (s *readStmts) prepare(ctx context.Context, db *sql.DB) error {
 		sql string
 	}{
 		{&s.resource, `SELECT ` + resourceCols + ` FROM resources WHERE collection = ? AND uri = ?`},
-		{&s.bySHA256, heldByHashSQL("sha256")},
-		{&s.byMD5, heldByHashSQL("md5")},
+		{&s.byMD5, heldByMD5SQL},
 		{&s.lastApplied, `SELECT seq FROM applied WHERE id = 1`},
 		{&s.lookup, lookupSQL},
 	} {
@@ -103,7 +100,7 @@ func (s *readStmts) prepare(ctx context.Context, db *sql.DB) error {
 // close closes every prepared statement.
 func (s *readStmts) close() error {
 	var errs []error
-	for _, st := range []*sql.Stmt{s.resource, s.bySHA256, s.byMD5, s.lastApplied, s.lookup} {
+	for _, st := range []*sql.Stmt{s.resource, s.byMD5, s.lastApplied, s.lookup} {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
