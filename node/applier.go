@@ -27,7 +27,8 @@ import (
 // once per batch, however many of the batch's events touch it. Into a
 // catalog of 100,000 resources, batches of 750 cost 84 CPU-µs and 15.5 KiB
 // written per event, batches of 2,500 68 µs and 9.4 KiB
-// (BenchmarkApplyIngest in storage/sqlite). A baseline from a plain file
+// (BenchmarkApplyIngest in storage/sqlite, with the sha-256 index the
+// catalog had then; 2,500 now write 6.1 KiB). A baseline from a plain file
 // server runs at 1,500-2,000 resources a second here: the bound of 2
 // seconds lets its batches fill, where half a second held them at 750 to
 // 1,000. Its events reach the catalog, and Destinations, up to that much
@@ -36,13 +37,15 @@ import (
 //
 // An applier behind EVENTS by applyCatchUp events or more (a restart after
 // a long stop, or a baseline whose fetch workers outrun the catalog) lets
-// a batch grow to applyCatchUp instead: the random keys of the hash
-// indexes make each batch dirty about as many index pages as it has
+// a batch grow to applyCatchUp instead: the random keys of the md5
+// index make each batch dirty about as many index pages as it has
 // events once the catalog holds a few hundred thousand resources, and
 // four times the events per batch write those pages a quarter as often.
-// Into 250,000 resources, batches of 10,000 take 92 µs an event (81 of
-// CPU) and write 8.1 KiB, against 123 µs (88) and 15.4 KiB at 2,500
-// (BenchmarkApplyIngest), for about 15 MB more memory.
+// Into 250,000 resources, with the sha-256 index the catalog had then,
+// batches of 10,000 took 92 µs an event (81 of CPU) and wrote 8.1 KiB,
+// against 123 µs (88) and 15.4 KiB at 2,500 (BenchmarkApplyIngest), for
+// about 15 MB more memory; without it, 2,500 write 9.4 KiB an event into
+// 300,000.
 const (
 	applyBatchSize     = 2500
 	applyCatchUp       = 10000
