@@ -40,7 +40,7 @@ func (p *Pool) handle(ctx context.Context, msg *queue.ChangeMsg, wait time.Durat
 		p.m.inFlight.WithLabelValues(c.Source).Dec()
 		span.End()
 	}
-	log := p.log.With("source", c.Source, "uri", c.URI, "sha256", c.Hash.Get(resourcesync.SHA256))
+	log := changeLogger(p.log, c)
 	st, skip, f := p.decide(ctx, msg, wait, log)
 	if f != nil && f.abandoned {
 		end()
