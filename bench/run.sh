@@ -86,7 +86,7 @@ s3() {
 	pids+=("$!")
 	for _ in $(seq 300); do curl -fs "http://$addr/minio/health/live" >/dev/null && break; sleep 0.1; done
 	source_up 20000 1024
-	BENCH_S3_KEY=$key BENCH_S3_SECRET=$secret compare -n 20000 -size 1024 -with s3put,viaduct -blobs s3 -s3-endpoint "$addr"
+	BENCH_S3_KEY=$key BENCH_S3_SECRET=$secret compare -n 20000 -size 1024 -with s3put,s3put-unsigned,viaduct -blobs s3 -s3-endpoint "$addr"
 	source_down
 }
 

@@ -10,7 +10,9 @@
 //     a fresh directory;
 //   - copy: `cp -r` of the Source's files and a sync, the plain file copy
 //     a mirror of large bitstreams is measured against;
-//   - s3put: bench/s3put, a plain minio-go PUT loop of the same objects.
+//   - s3put: bench/s3put, a plain minio-go PUT loop of the same objects;
+//     s3put-unsigned the same loop sending each body unsigned with its
+//     Content-MD5, as viaduct sends small blobs.
 //
 // See bench/README.md for the whole harness.
 package main
@@ -61,7 +63,7 @@ func run(ctx context.Context, args []string) error {
 	fs.IntVar(&o.N, "n", 20000, "resources the Source holds")
 	fs.Int64Var(&o.Size, "size", 1024, "bytes per resource")
 	fs.IntVar(&o.Rounds, "rounds", 2, "rounds; each runs every contender once, in alternating order")
-	with := fs.String("with", "resync,viaduct", "contenders, comma-separated: resync, viaduct, copy, s3put")
+	with := fs.String("with", "resync,viaduct", "contenders, comma-separated: resync, viaduct, copy, s3put, s3put-unsigned")
 	fs.StringVar(&o.Blobs, "blobs", "dir", "viaduct's blob store: dir or s3")
 	fs.StringVar(&o.S3Endpoint, "s3-endpoint", "", "host:port of the S3 server (plain HTTP)")
 	fs.StringVar(&o.S3Key, "s3-key", os.Getenv("BENCH_S3_KEY"), "S3 access key")
@@ -130,8 +132,8 @@ func runOne(ctx context.Context, o options, c string, round int) (result, string
 		err = runResync(ctx, o, dir, &r)
 	case "copy":
 		err = runCopy(ctx, o, dir, &r)
-	case "s3put":
-		err = runS3Put(ctx, o, round, &r)
+	case "s3put", "s3put-unsigned":
+		err = runS3Put(ctx, o, round, c == "s3put-unsigned", &r)
 	default:
 		err = errors.New("unknown contender")
 	}

@@ -57,10 +57,15 @@ func runCopy(ctx context.Context, o options, dir string, r *result) error {
 	return nil
 }
 
-// runS3Put runs bench/s3put: one PUT per bitstream into a fresh bucket.
-func runS3Put(ctx context.Context, o options, round int, r *result) error {
+// runS3Put runs bench/s3put: one PUT per bitstream into a fresh bucket,
+// each body unsigned with its Content-MD5 if unsigned is set.
+func runS3Put(ctx context.Context, o options, round int, unsigned bool, r *result) error {
+	bucket := "put-"
+	if unsigned {
+		bucket = "put-unsigned-"
+	}
 	cmd := exec.CommandContext(ctx, o.S3Put, "-endpoint", o.S3Endpoint, "-dir", filepath.Join(o.SourceDir, "files"),
-		"-bucket", "put-"+strconv.Itoa(round)+"-"+strconv.FormatInt(time.Now().Unix(), 10))
+		"-bucket", bucket+strconv.Itoa(round)+"-"+strconv.FormatInt(time.Now().Unix(), 10), "-unsigned="+strconv.FormatBool(unsigned))
 	cmd.Env = append(os.Environ(), "BENCH_S3_KEY="+o.S3Key, "BENCH_S3_SECRET="+o.S3Secret)
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
