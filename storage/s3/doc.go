@@ -6,10 +6,14 @@
 //
 //   - a small blob (up to Config.SinglePutSize) is held in memory while it
 //     is written, then stored with one PUT under its final name, which S3
-//     makes visible all at once;
+//     makes visible all at once. Its body goes unsigned: the request's
+//     signature covers its Content-MD5, which the server checks, so the
+//     bytes cannot change on the way without the PUT being refused;
 //   - a larger blob is streamed, one part at a time, to a temporary object
 //     <prefix>tmp/<random>; Commit checks its length, copies it server-side
-//     to its final name and removes the temporary.
+//     to its final name and removes the temporary. Its digests are known
+//     only at the end, so on plain HTTP its body stays signed in chunks
+//     (minio-go's default).
 //
 // Memory per writer is bounded by the larger of SinglePutSize and PartSize.
 // A committed blob is never rewritten. Temporaries a crash leaves behind are
