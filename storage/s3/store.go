@@ -60,6 +60,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		Secure:    cfg.TLS,
 		Region:    cfg.Region,
 		Transport: tr,
+		CustomMD5: newMD5,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("s3 endpoint %s: %w", cfg.Endpoint, err)
