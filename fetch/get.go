@@ -112,14 +112,13 @@ func (p *Pool) fetchOne(ctx context.Context, c *viaduct.Change, client *upstream
 }
 
 // expect is what a change's copy is expected to be: the length the Source
-// declared, else the one its response announces, and the sha-1 when the
+// declared, else the one its response announces (the decoded length is
+// unknown when the transfer was gzip-encoded), and the sha-1 when the
 // Source declared it, since nothing else needs it.
 func expect(c *viaduct.Change, resp *upstream.Response) storage.Expect {
-	e := storage.Expect{Size: -1, SHA1: c.Hash.Get(resourcesync.SHA1) != ""}
+	e := storage.Expect{Size: resp.ContentLength, SHA1: c.Hash.Get(resourcesync.SHA1) != ""}
 	if c.Length != nil {
 		e.Size = *c.Length
-	} else if n, err := strconv.ParseInt(resp.Header.Get("Content-Length"), 10, 64); err == nil {
-		e.Size = n
 	}
 	return e
 }

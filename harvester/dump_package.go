@@ -133,7 +133,7 @@ func (p *pass) store(ctx context.Context, d *dumpPackage, take []*viaduct.Change
 // committed, and returns it with what the store computed. On error the
 // blob has been aborted.
 func (p *pass) writeBody(ctx context.Context, pkg string, e *resourcesync.Entry, body *dump.Body, buf []byte) (storage.BlobWriter, *viaduct.StoredBlob, error) {
-	want := storage.Expect{Size: -1}
+	var want storage.Expect
 	if e.MD.Length != nil {
 		want.Size = *e.MD.Length
 	}
