@@ -6,7 +6,8 @@
 #   bench/run.sh flat       250,000 x 1 KiB (FLAT_N): viaduct alone, for its peak
 #                           memory past the 100,000 of large
 #   bench/run.sh big        1,000 x 10 MB: viaduct and a plain file copy, 2 rounds
-#   bench/run.sh s3         20,000 x 1 KiB into MinIO: viaduct and a plain PUT loop
+#   bench/run.sh s3         20,000 x 1 KiB into MinIO: viaduct and a plain PUT loop,
+#                           as minio-go sends it and with unsigned bodies
 #   bench/run.sh all        every one of the above
 #
 # Environment: RESYNC (the resync 2.0.1 directory; default ../shared/anchors/
