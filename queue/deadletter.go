@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -28,16 +29,48 @@ const (
 // status, ...), then terminates it so it is not delivered again. The dead
 // letter is published first: a crash in between leaves the change queued,
 // and publishing it again is recognised as a duplicate.
+//
+// Unlike Ack, the termination waits for the server's confirmation: when
+// DeadLetter returns, the consumer will not deliver the change again and,
+// on a single server, it is off CHANGES, so whoever reads the queue's
+// state next (an operator retrying the dead letter, a harvester's pass
+// queueing it again, a count of the work left) finds it in one place only
+// (in a cluster the stream's leader removes it moments later). It waits
+// at most Config.PublishTimeout when ctx has no deadline.
+// Dead letters are rare; the round trip costs nothing a baseline
+// notices.
 func (m *ChangeMsg) DeadLetter(ctx context.Context, reason string, evidence map[string]string) error {
 	h := deadHeaders(m.msg.Headers(), m.msg.Subject(), StreamChanges, m.Seq, m.Delivered, reason, evidence)
 	if err := m.q.publishDead(ctx, StreamChanges, m.msg.Subject(), m.Seq, h, m.msg.Data()); err != nil {
 		return fmt.Errorf("queue: dead-letter change %d (%s): %w", m.Seq, m.uri(), err)
 	}
-	if err := m.msg.TermWithReason(oneLine(reason)); err != nil {
+	if err := m.term(ctx, oneLine(reason)); err != nil {
 		return fmt.Errorf("queue: terminate dead-lettered change %d (%s): %w", m.Seq, m.uri(), err)
 	}
 	m.q.log.Warn("change dead-lettered", "source", m.sourceName(), "uri", m.uri(), "seq", m.Seq, "reason", reason)
 	return nil
+}
+
+// term terminates the delivery with reason and waits for the server to
+// confirm it, as the client's DoubleAck does for an ack: the server answers
+// an acknowledgement sent as a request once it has taken it (in a cluster,
+// once the consumer's group has).
+func (m *ChangeMsg) term(ctx context.Context, reason string) error {
+	reply := m.msg.Reply()
+	if reply == "" {
+		return errors.New("the message has no reply subject")
+	}
+	body := "+TERM"
+	if reason != "" {
+		body += " " + reason
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, m.q.publishTimeout())
+		defer cancel()
+	}
+	_, err := m.q.nc.RequestWithContext(ctx, reply, []byte(body))
+	return err
 }
 
 func (m *ChangeMsg) sourceName() string {
