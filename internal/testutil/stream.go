@@ -3,6 +3,7 @@ package testutil
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -21,4 +22,28 @@ func StreamMsgs(t testing.TB, js jetstream.JetStream, stream string) uint64 {
 		t.Fatalf("stream %s info: %v", stream, err)
 	}
 	return info.State.Msgs
+}
+
+// AcksTaken waits until no consumer of stream holds a delivered message
+// still waiting for its acknowledgement. A worker's ack is not confirmed
+// (queue.ChangeMsg.Ack), so a test that counts what a stream holds right
+// after acking may count messages whose acks are still on their way.
+func AcksTaken(t testing.TB, js jetstream.JetStream, stream string) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := js.Stream(ctx, stream)
+	if err != nil {
+		t.Fatalf("stream %s: %v", stream, err)
+	}
+	Eventually(t, 10*time.Second, "the acks on "+stream+" to be taken", func() bool {
+		l := s.ListConsumers(ctx)
+		pending := 0
+		for info := range l.Info() {
+			pending += info.NumAckPending
+		}
+		if err := l.Err(); err != nil {
+			t.Fatalf("consumers of %s: %v", stream, err)
+		}
+		return pending == 0
+	})
 }
