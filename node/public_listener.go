@@ -1,6 +1,8 @@
 package node
 
 import (
+	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -106,10 +108,15 @@ func (l *connLimiter) admit(conn net.Conn) *limitedConn {
 }
 
 // refuse answers conn 503, asking it to come back after retryAfter, and
-// closes it. The answer is written, the sending side shut, and what the
-// client had sent read away for at most lingerFor before the close, so
-// that its request, unread, does not turn the close into a reset that
-// loses the answer.
+// closes it. The answer goes to a request, not to a connection: it is
+// written once the request's head has arrived, since a client that has
+// just connected and not yet sent its request takes a response that comes
+// first for one it never asked for (Go's client drops it as unsolicited
+// and reports a broken connection), which is the bare close the 503 is
+// there to avoid. A client that sends no head within lingerFor is closed
+// unanswered. After the answer the sending side is shut and what else the
+// client sent is read away, still within lingerFor, so that unread bytes
+// do not turn the close into a reset that loses the answer.
 func (l *connLimiter) refuse(conn net.Conn, reason string) {
 	l.m.refused.WithLabelValues(reason).Inc()
 	if l.lingering.Add(1) > maxLingering {
@@ -121,6 +128,11 @@ func (l *connLimiter) refuse(conn net.Conn, reason string) {
 		defer l.lingering.Add(-1)
 		defer conn.Close()
 		conn.SetDeadline(time.Now().Add(lingerFor))
+		lr := &io.LimitedReader{R: conn, N: maxRefusedHead}
+		r := bufio.NewReaderSize(lr, 4<<10)
+		if !readHead(r) {
+			return
+		}
 		if _, err := fmt.Fprintf(conn, "HTTP/1.1 503 Service Unavailable\r\nRetry-After: %s\r\n"+
 			"Content-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
 			retryAfterValue(l.retryAfter), len(refusedBody), refusedBody); err != nil {
@@ -129,8 +141,32 @@ func (l *connLimiter) refuse(conn net.Conn, reason string) {
 		if cw, ok := conn.(interface{ CloseWrite() error }); ok {
 			cw.CloseWrite()
 		}
-		io.Copy(io.Discard, io.LimitReader(conn, 64<<10))
+		lr.N = 64 << 10
+		io.Copy(io.Discard, r)
 	}()
+}
+
+// maxRefusedHead bounds what is read of a refused request's head: a head
+// longer than that is answered all the same.
+const maxRefusedHead = 16 << 10
+
+// readHead reads r up to the blank line that ends a request's head, or
+// to its end, and reports whether the client sent anything: a request to
+// answer.
+func readHead(r *bufio.Reader) bool {
+	sent := false
+	for {
+		line, err := r.ReadSlice('\n')
+		sent = sent || len(line) > 0
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case err != nil:
+			return sent && errors.Is(err, io.EOF)
+		case len(line) <= 2 && (len(line) == 1 || line[0] == '\r'):
+			return true
+		}
+	}
 }
 
 const refusedBody = "too many connections; retry later\n"

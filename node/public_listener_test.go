@@ -1,10 +1,13 @@
 package node
 
 import (
+	"bufio"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -79,5 +82,47 @@ func TestListenerRefusesWithRetryAfter(t *testing.T) {
 	silent.SetReadDeadline(time.Now().Add(10 * time.Second))
 	if _, err := silent.Read(make([]byte, 1)); err == nil || strings.Contains(err.Error(), "timeout") {
 		t.Fatalf("the connection idle the longest was not closed for the new one: %v", err)
+	}
+}
+
+// A refused connection is answered once its client has sent a request,
+// not before: an answer that comes first is one the client's HTTP stack
+// never asked for (Go's drops it and reports a broken connection). One
+// that never asks is closed unanswered.
+func TestRefusedClientIsAnsweredOnceItAsks(t *testing.T) {
+	cfg := Defaults().Public
+	cfg.MaxConns, cfg.MaxConnsPerClient, cfg.RetryAfter = 4, 1, 3*time.Second
+	addr := listenHardened(t, cfg)
+	silent, err := dialFrom("127.0.0.2", addr, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+
+	early, err := dialFrom("127.0.0.2", addr, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer early.Close()
+	early.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	if n, err := early.Read(make([]byte, 1)); n > 0 || !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("a refused client was sent %d bytes (%v) before its request", n, err)
+	}
+	early.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(early, "GET / HTTP/1.1\r\nHost: viaduct\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(early), nil)
+	if err != nil || resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "3" {
+		t.Fatalf("a refused client's request: %v %v, want 503 with Retry-After 3", resp, err)
+	}
+	mute, err := dialFrom("127.0.0.2", addr, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mute.Close()
+	mute.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if b, err := io.ReadAll(mute); len(b) > 0 || err != nil {
+		t.Fatalf("a refused client that never asks: read %q (%v), want a close and nothing else", b, err)
 	}
 }
