@@ -45,20 +45,28 @@ func getFrom(t *testing.T, from, addr string) (int, string, error) {
 	return resp.StatusCode, resp.Header.Get("Retry-After"), nil
 }
 
+// clientAtItsBound serves the public listener with room for maxConns
+// connections, one per client and Retry-After 3s, and connects once from
+// 127.0.0.2, sending nothing: that client is at its bound.
+func clientAtItsBound(t *testing.T, maxConns int) (addr string, silent net.Conn) {
+	t.Helper()
+	cfg := Defaults().Public
+	cfg.MaxConns, cfg.MaxConnsPerClient, cfg.RetryAfter = maxConns, 1, 3*time.Second
+	addr = listenHardened(t, cfg)
+	silent, err := dialFrom("127.0.0.2", addr, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { silent.Close() })
+	return addr, silent
+}
+
 // A connection the public listener has no room for, in total or for its
 // client, is answered 503 with Retry-After, never a bare close the client
 // cannot tell from a crash; and a connection accepted a moment ago is not
 // evicted for a newer one, which would cut a request not yet read.
 func TestListenerRefusesWithRetryAfter(t *testing.T) {
-	cfg := Defaults().Public
-	cfg.MaxConns, cfg.MaxConnsPerClient, cfg.RetryAfter = 2, 1, 3*time.Second
-	addr := listenHardened(t, cfg)
-
-	silent, err := dialFrom("127.0.0.2", addr, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer silent.Close()
+	addr, silent := clientAtItsBound(t, 2)
 	// The client at its bound.
 	code, ra, err := getFrom(t, "127.0.0.2", addr)
 	if err != nil || code != http.StatusServiceUnavailable || ra != "3" {
@@ -90,15 +98,7 @@ func TestListenerRefusesWithRetryAfter(t *testing.T) {
 // never asked for (Go's drops it and reports a broken connection). One
 // that never asks is closed unanswered.
 func TestRefusedClientIsAnsweredOnceItAsks(t *testing.T) {
-	cfg := Defaults().Public
-	cfg.MaxConns, cfg.MaxConnsPerClient, cfg.RetryAfter = 4, 1, 3*time.Second
-	addr := listenHardened(t, cfg)
-	silent, err := dialFrom("127.0.0.2", addr, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer silent.Close()
-
+	addr, _ := clientAtItsBound(t, 4)
 	early, err := dialFrom("127.0.0.2", addr, 0)
 	if err != nil {
 		t.Fatal(err)
