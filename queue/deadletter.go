@@ -35,10 +35,9 @@ const (
 // on a single server, it is off CHANGES, so whoever reads the queue's
 // state next (an operator retrying the dead letter, a harvester's pass
 // queueing it again, a count of the work left) finds it in one place only
-// (in a cluster the stream's leader removes it moments later). It waits
-// at most Config.PublishTimeout when ctx has no deadline.
-// Dead letters are rare; the round trip costs nothing a baseline
-// notices.
+// (in a cluster the stream's leader removes it moments later). The wait
+// is bounded as every request to the server is (Queue.request). Dead
+// letters are rare; the round trip costs nothing a baseline notices.
 func (m *ChangeMsg) DeadLetter(ctx context.Context, reason string, evidence map[string]string) error {
 	h := deadHeaders(m.msg.Headers(), m.msg.Subject(), StreamChanges, m.Seq, m.Delivered, reason, evidence)
 	if err := m.q.publishDead(ctx, StreamChanges, m.msg.Subject(), m.Seq, h, m.msg.Data()); err != nil {
@@ -64,11 +63,8 @@ func (m *ChangeMsg) term(ctx context.Context, reason string) error {
 	if reason != "" {
 		body += " " + reason
 	}
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, m.q.publishTimeout())
-		defer cancel()
-	}
+	ctx, cancel := m.q.request(ctx)
+	defer cancel()
 	_, err := m.q.nc.RequestWithContext(ctx, reply, []byte(body))
 	return err
 }
