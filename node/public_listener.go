@@ -2,7 +2,6 @@ package node
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -129,8 +128,13 @@ func (l *connLimiter) refuse(conn net.Conn, reason string) {
 		defer conn.Close()
 		conn.SetDeadline(time.Now().Add(lingerFor))
 		lr := &io.LimitedReader{R: conn, N: maxRefusedHead}
-		r := bufio.NewReaderSize(lr, 4<<10)
-		if !readHead(r) {
+		r := bufio.NewReader(lr)
+		// What the head holds does not matter, only that it came: one
+		// that is not HTTP, or too long, is answered all the same. A
+		// client that sent nothing is closed; one that stopped halfway
+		// has its deadline passed, and the answer fails to go.
+		http.ReadRequest(r)
+		if lr.N == maxRefusedHead {
 			return
 		}
 		if _, err := fmt.Fprintf(conn, "HTTP/1.1 503 Service Unavailable\r\nRetry-After: %s\r\n"+
@@ -146,28 +150,8 @@ func (l *connLimiter) refuse(conn net.Conn, reason string) {
 	}()
 }
 
-// maxRefusedHead bounds what is read of a refused request's head: a head
-// longer than that is answered all the same.
+// maxRefusedHead bounds what is read of a refused request's head.
 const maxRefusedHead = 16 << 10
-
-// readHead reads r up to the blank line that ends a request's head, or
-// to its end, and reports whether the client sent anything: a request to
-// answer.
-func readHead(r *bufio.Reader) bool {
-	sent := false
-	for {
-		line, err := r.ReadSlice('\n')
-		sent = sent || len(line) > 0
-		switch {
-		case errors.Is(err, bufio.ErrBufferFull):
-			continue
-		case err != nil:
-			return sent && errors.Is(err, io.EOF)
-		case len(line) <= 2 && (len(line) == 1 || line[0] == '\r'):
-			return true
-		}
-	}
-}
 
 const refusedBody = "too many connections; retry later\n"
 
