@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/viaduct-mirror/viaduct/internal/testutil"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/queue/queuetest"
 )
@@ -104,12 +105,8 @@ func TestReopenKeepsEverything(t *testing.T) {
 		t.Errorf("republishing event 4 after restart: seq %d, %v; want the original %d", again, err, seqs[4])
 	}
 	// A change already processed, read again within the duplicate
-	// window (a re-polled Change List), is not queued a second time. The
-	// acks above are not confirmed (ChangeMsg.Ack): wait for the server
-	// to have taken them first.
-	eventually(t, 10*time.Second, "CHANGES to let go of the acked changes", func() bool {
-		return streamMsgs(t, q, queue.StreamChanges) == 0
-	})
+	// window (a re-polled Change List), is not queued a second time.
+	testutil.AcksTaken(t, q.JetStream(), queue.StreamChanges)
 	if err := q.PublishChange(ctx, testChange(0)); err != nil {
 		t.Fatal(err)
 	}
