@@ -6,8 +6,8 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 	"math/rand/v2"
-	"strconv"
 	"testing"
 	"time"
 
@@ -17,10 +17,14 @@ import (
 )
 
 // ingestEvents makes the events of a baseline of n new resources as the
-// node's fetch workers publish them: URIs in the Resource List's order
-// (numeric, so not the catalog's byte order) but shuffled within windows
-// of 16, as concurrent workers finish out of order, each with both
-// digests, a length, a type and the Source's lastmod, hash and list at.
+// node's fetch workers publish them: URIs in the Resource List's order but
+// shuffled within windows of 16, as concurrent workers finish out of
+// order, each with both digests, a length, a type and the Source's
+// lastmod, hash and list at. The URIs are laid out as bench/staticsrc
+// lays out its files, spread over 256 directories in turn: a Source whose
+// list order is not the catalog's byte order (numbered items, sharded
+// paths), so that each batch inserts at hundreds of places in every index
+// of URIs, as a real baseline does, rather than at their ends.
 func ingestEvents(n int) []Applied {
 	rng := rand.New(rand.NewPCG(1, 2))
 	ids := make([]int, n)
@@ -37,7 +41,7 @@ func ingestEvents(n int) []Applied {
 		var seed [8]byte
 		binary.LittleEndian.PutUint64(seed[:], uint64(id))
 		s, m := sha256.Sum256(seed[:]), md5.Sum(seed[:])
-		ev := &viaduct.Event{Source: "s", Collection: "s", URI: "http://127.0.0.1:41234/res/" + strconv.Itoa(id),
+		ev := &viaduct.Event{Source: "s", Collection: "s", URI: fmt.Sprintf("http://127.0.0.1:41234/files/%02x/%07d", id%256, id),
 			Op: resourcesync.Created, SHA256: hex.EncodeToString(s[:]), MD5: hex.EncodeToString(m[:]),
 			Length: 1024, Type: "application/octet-stream"}
 		length := int64(1024)
