@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -41,44 +42,46 @@ func TestBatchWait(t *testing.T) {
 	}
 }
 
-// TestStreamBatchWaitsOutBusyWorkers: a stream's batch that continues the
-// one written just before it is not written when its stream pauses while
-// CHANGES still holds a change no worker has finished, until it holds
-// twice the events of the batch before it or reaches applyBatchMaxDelay;
-// a stream's first batch, or any batch once CHANGES is empty, is written
-// at the pause.
-func TestStreamBatchWaitsOutBusyWorkers(t *testing.T) {
+// TestBatchWaitsWhileWorkersAreSaturated: a due batch that continues the
+// one written just before it is not written while CHANGES holds
+// applyStreamBatch changes or more that no worker has taken, until it
+// holds twice the events of the batch before it or reaches
+// applyBatchMaxDelay; a first batch, or any batch while fewer changes
+// wait, is written when due.
+func TestBatchWaitsWhileWorkersAreSaturated(t *testing.T) {
 	ctx := context.Background()
 	q := queuetest.Start(t)
 	const never = time.Duration(0)
 	for _, c := range []struct {
 		name   string
-		busy   bool          // CHANGES holds a change
+		queued int           // changes on CHANGES, no worker taking them
 		n      int           // events in the batch
 		age    time.Duration // since its first event
 		wrote  time.Duration // since the batch before it was written (never: none was)
 		wroteN int
 		wait   bool
 	}{
-		{"workers idle", false, 500, time.Second, time.Second, 2500, false},
-		{"the stream's first batch", true, 500, time.Second, never, 0, false},
-		{"after a batch the stream paused before", true, 500, time.Second, 2 * time.Second, 2500, false},
-		{"workers busy", true, 500, time.Second, time.Second, 2500, true},
-		{"workers busy, twice the batch before", true, 500, time.Second, time.Second, 250, false},
-		{"workers busy, at the bound", true, 500, applyBatchMaxDelay, applyBatchMaxDelay, 2500, false},
-		{"workers busy, a few pushes", true, applyStreamBatch - 1, time.Second, time.Second, 2500, false},
+		{"nothing queued", 0, 500, time.Second, time.Second, 2500, false},
+		{"fewer queued than a stream's batch", applyStreamBatch - 1, 500, time.Second, time.Second, 2500, false},
+		{"a stream's first batch", applyStreamBatch, 500, time.Second, never, 0, false},
+		{"after a batch the stream paused before", applyStreamBatch, 500, time.Second, 2 * time.Second, 2500, false},
+		{"saturated", applyStreamBatch, 500, time.Second, time.Second, 2500, true},
+		{"saturated, a few events", applyStreamBatch, 8, 100 * time.Millisecond, 100 * time.Millisecond, 5, true},
+		{"saturated, twice the batch before", applyStreamBatch, 500, time.Second, time.Second, 250, false},
+		{"saturated, at the bound", applyStreamBatch, 500, applyBatchMaxDelay, applyBatchMaxDelay, 2500, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if n, _ := q.Backlog(ctx); c.busy && n == 0 {
-				ch := &viaduct.Change{Source: "s", Collection: "s", URI: "http://example.org/r", Op: resourcesync.Created, Time: time.Now()}
+			for n, _ := q.Untaken(ctx); n < uint64(c.queued); n++ {
+				uri := fmt.Sprintf("http://example.org/r/%d", n)
+				ch := &viaduct.Change{Source: "s", Collection: "s", URI: uri, Op: resourcesync.Created, Time: time.Now()}
 				if err := q.PublishChange(ctx, ch); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if n, err := q.Backlog(ctx); err != nil || (n > 0) != c.busy {
-				t.Fatalf("CHANGES holds %d changes (%v), want busy=%v", n, err, c.busy)
+			if n, err := q.Untaken(ctx); err != nil || n != uint64(c.queued) {
+				t.Fatalf("CHANGES holds %d untaken changes (%v), want %d", n, err, c.queued)
 			}
-			// The stream paused twice applyBatchDelay ago.
+			// The batch's stream paused twice applyBatchDelay ago.
 			now := time.Now()
 			a := &applier{q: q, batch: make([]sqlite.Applied, c.n), wroteN: c.wroteN,
 				first: now.Add(-c.age), last: now.Add(-2 * applyBatchDelay)}

@@ -19,3 +19,14 @@ func (q *Queue) Backlog(ctx context.Context) (uint64, error) {
 	}
 	return s.CachedInfo().State.Msgs, nil
 }
+
+// Untaken is the number of changes on CHANGES that no worker has taken
+// yet: more than a handful means every worker is busy and changes queue
+// up behind them.
+func (q *Queue) Untaken(ctx context.Context) (uint64, error) {
+	ci, err := q.consumer.Info(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("queue: read consumer %s state: %w", q.cfg.Consumer, err)
+	}
+	return ci.NumPending, nil
+}
