@@ -26,6 +26,7 @@ var migrations = []migration{
 	{name: "upstream order of each resource, tombstones", sql: schemaV4},
 	{name: "previous change of each change, retention horizon", sql: schemaV5},
 	{name: "no sha-256 index of resources", sql: schemaV6},
+	{name: "origin index of resources not at their origin", sql: schemaV7},
 }
 
 // schemaVersion is the version this build writes: the number of steps.

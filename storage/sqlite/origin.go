@@ -8,6 +8,23 @@ import (
 	"time"
 )
 
+// The lookups by origin. resources_origin holds only the rows whose origin
+// is not their URI (schemaV7), so each asks for a row at its origin by its
+// URI and for the others by origin, with the index's condition spelled
+// out: SQLite uses a partial index only for a term that states its
+// condition, and searches each side of the OR by its own index (the
+// collection is asked on each side: asked once beside the OR, it lets
+// SQLite walk the collection's rows by primary key instead).
+var (
+	// byOriginSQL: ?1 the origin, ?2 the collection.
+	byOriginSQL = `SELECT ` + stateCols + ` FROM resources
+		WHERE (uri = ?1 AND origin = uri OR origin = ?1 AND origin <> uri) AND +collection = ?2 AND ` + heldOnce + `
+		ORDER BY deleted, changed DESC LIMIT 1`
+	// byURISQL: ?1 a harvested or origin URI.
+	byURISQL = `SELECT ` + stateCols + ` FROM resources
+		WHERE (uri = ?1 OR origin = ?1 AND origin <> uri) AND ` + heldOnce + ` ORDER BY collection, uri`
+)
+
 // ResourceByOrigin returns the resource of collection whose origin URI is
 // origin, deleted or not: the republisher names its copies by origin URI.
 // When the same origin reached the collection through several upstreams,
@@ -15,8 +32,7 @@ import (
 // catalog has never held it (a tombstone is not a copy: its URI answers
 // as one never held).
 func (c *Catalog) ResourceByOrigin(ctx context.Context, collection, origin string) (*ResourceState, error) {
-	row := c.reader.QueryRowContext(ctx, `SELECT `+stateCols+` FROM resources
-		WHERE origin = ? AND collection = ? AND `+heldOnce+` ORDER BY deleted, changed DESC LIMIT 1`, origin, collection)
+	row := c.reader.QueryRowContext(ctx, byOriginSQL, origin, collection)
 	var d rowDecoder
 	rs := &ResourceState{}
 	err := d.state(row, rs)
@@ -34,8 +50,7 @@ func (c *Catalog) ResourceByOrigin(ctx context.Context, collection, origin strin
 // harvested URI. There are a few at most (one origin reached through a
 // few upstreams), so a slice is fine. None is not an error.
 func (c *Catalog) ResourcesByURI(ctx context.Context, uri string) ([]*ResourceState, error) {
-	rows, err := c.reader.QueryContext(ctx, `SELECT `+stateCols+` FROM resources
-		WHERE (uri = ?1 OR origin = ?1) AND `+heldOnce+` ORDER BY collection, uri`, uri)
+	rows, err := c.reader.QueryContext(ctx, byURISQL, uri)
 	if err != nil {
 		return nil, fmt.Errorf("find resources named %s: %w", uri, err)
 	}

@@ -48,6 +48,12 @@ func upstreamHops(ev *viaduct.Event) []Hop {
 	return out
 }
 
+// provenanceSQL finds the resource known by ?1, harvested or origin URI
+// (see byURISQL for the form of the condition).
+var provenanceSQL = `SELECT collection, hops, sha256, md5, length, changed
+	FROM resources WHERE (uri = ?1 OR origin = ?1 AND origin <> uri) AND ` + heldOnce + `
+	ORDER BY uri = ?1 DESC, deleted, changed DESC LIMIT 1`
+
 // Provenance returns the chain of hops of the resource known by uri, from
 // the origin to this aggregator. uri may be the resource's URI at the
 // Source it was harvested from or at its origin. When several resources
@@ -59,9 +65,7 @@ func (c *Catalog) Provenance(ctx context.Context, uri string) ([]Hop, error) {
 		coll, hopsJSON, sha, md5 string
 		length, changed          int64
 	)
-	err := c.reader.QueryRowContext(ctx, `SELECT collection, hops, sha256, md5, length, changed
-		FROM resources WHERE (uri = ?1 OR origin = ?1) AND `+heldOnce+`
-		ORDER BY uri = ?1 DESC, deleted, changed DESC LIMIT 1`, uri).
+	err := c.reader.QueryRowContext(ctx, provenanceSQL, uri).
 		Scan(&coll, &hopsJSON, &sha, &md5, &length, &changed)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("provenance of %s: %w", uri, ErrNotFound)

@@ -164,6 +164,10 @@ func TestResourceByOrigin(t *testing.T) {
 	if _, err := c.ResourceByOrigin(ctx, "e", origin); !errors.Is(err, ErrNotFound) {
 		t.Errorf("other collection: %v, want ErrNotFound", err)
 	}
+	// A resource harvested from its origin is found by it too.
+	if rs, err := c.ResourceByOrigin(ctx, "d", origin); err != nil || rs.URI != origin || rs.Source != "direct" {
+		t.Errorf("at its origin: %+v, %v", rs, err)
+	}
 
 	// An aggregator's deletion entry carries its via link too.
 	ev = event("agg", "c", harvested, resourcesync.Deleted, "")

@@ -1,0 +1,91 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/viaduct-mirror/viaduct/resourcesync"
+)
+
+// TestLookupsByOriginSearchIndexes: each lookup by origin or URI searches
+// resources by its indexes, the partial resources_origin among them,
+// instead of scanning the table (a scan of millions of rows per request
+// is what a query that no longer states the index's condition would get).
+func TestLookupsByOriginSearchIndexes(t *testing.T) {
+	ctx := context.Background()
+	c := openTemp(t)
+	for name, q := range map[string]string{"byOriginSQL": byOriginSQL, "byURISQL": byURISQL, "provenanceSQL": provenanceSQL} {
+		rows, err := c.reader.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q, "http://origin.example/doc", "c")
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		all := strings.Join(plan, "; ")
+		if strings.Contains(all, "SCAN resources") || !strings.Contains(all, "USING INDEX resources_origin") {
+			t.Errorf("%s: plan %q, want searches only, one of them by resources_origin", name, all)
+		}
+	}
+}
+
+// TestOriginIndexMigration: a catalog written with the whole origin index
+// (schema 6) gets the partial one, and its lookups by origin still find
+// resources harvested through an aggregator and from their origin.
+func TestOriginIndexMigration(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "catalog.db")
+	const origin = "http://origin.example/doc"
+	const harvested = "http://agg.example/c/r/http/origin.example/doc"
+	old, err := Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := event("agg", "c", harvested, resourcesync.Created, "doc")
+	ev.Upstream.Links = []resourcesync.Link{{Rel: "via", Href: origin}}
+	mustApply(t, old, 1, ev)
+	mustApply(t, old, 2, event("direct", "c", origin, resourcesync.Created, "doc"))
+	old.Close()
+
+	db, err := sql.Open("sqlite3", dsn(path, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{"DROP INDEX resources_origin", "CREATE INDEX resources_origin ON resources (origin)", "PRAGMA user_version = 6"} {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	db.Close()
+
+	c := openAt(t, path)
+	var def string
+	if err := c.reader.QueryRowContext(ctx, `SELECT sql FROM sqlite_schema WHERE name = 'resources_origin'`).Scan(&def); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(def, "WHERE origin <> uri") {
+		t.Errorf("resources_origin after migration: %s", def)
+	}
+	found, err := c.ResourcesByURI(ctx, origin)
+	if err != nil || len(found) != 2 {
+		t.Fatalf("ResourcesByURI(%s) = %d resources, %v; want 2", origin, len(found), err)
+	}
+	hops, err := c.Provenance(ctx, origin)
+	if err != nil || len(hops) == 0 || hops[len(hops)-1].Collection != "c" {
+		t.Errorf("Provenance(%s) = %+v, %v", origin, hops, err)
+	}
+	rs, err := c.ResourceByOrigin(ctx, "c", origin)
+	if err != nil || rs.Origin != origin {
+		t.Errorf("ResourceByOrigin(c, %s) = %+v, %v", origin, rs, err)
+	}
+}
