@@ -21,16 +21,16 @@ import (
 // until applyBatchMaxDelay after its first event, or until its stream
 // pauses: no event for applyBatchDelay (the end of a baseline, or of a
 // burst). Any batch waits on while the fetch workers are saturated (see
-// saturated). Any batch is written once it holds applyBatchSize events. A
+// saturated), and is written once it holds applyBatchSize events. A
 // lone push is thus applied as soon as before, while a stream is written
 // in batches of thousands: each transaction costs about a millisecond of
 // its own, and every index page an event touches is written to the WAL
 // once per batch, however many of the batch's events touch it. Into a
-// catalog of 100,000 resources, batches of 750 cost 84 CPU-µs and 15.5 KiB
-// written per event, batches of 2,500 68 µs and 9.4 KiB
-// (BenchmarkApplyIngest in storage/sqlite, with the sha-256 index the
-// catalog had then; 2,500 now write 6.1 KiB). A baseline from a plain file
-// server runs at 1,500-2,000 resources a second here: the bound of 2
+// catalog of 100,000 resources whose URIs are not listed in its byte
+// order, batches of 750 cost 150 CPU-µs and 41 KiB written per event,
+// batches of 2,500 114 µs and 19.5 KiB (BenchmarkApplyIngest, catalog
+// schema 6; schema 7 writes 16.0 KiB at 2,500). A baseline from a plain
+// file server runs at 1,500-2,000 resources a second here: the bound of 2
 // seconds lets its batches fill, where half a second held them at 750 to
 // 1,000. Its events reach the catalog, and Destinations, up to that much
 // later, and its last ones applyBatchDelay after the last came; a push at
@@ -45,8 +45,8 @@ import (
 // Into 250,000 resources, with the sha-256 index the catalog had then,
 // batches of 10,000 took 92 µs an event (81 of CPU) and wrote 8.1 KiB,
 // against 123 µs (88) and 15.4 KiB at 2,500 (BenchmarkApplyIngest), for
-// about 15 MB more memory; without it, 2,500 write 9.4 KiB an event into
-// 300,000.
+// about 15 MB more memory; without it, 2,500 wrote 9.4 KiB an event into
+// 300,000 (URIs then in the catalog's order).
 const (
 	applyBatchSize     = 2500
 	applyCatchUp       = 10000

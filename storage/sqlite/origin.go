@@ -12,9 +12,10 @@ import (
 // is not their URI (schemaV7), so each asks for a row at its origin by its
 // URI and for the others by origin, with the index's condition spelled
 // out: SQLite uses a partial index only for a term that states its
-// condition, and searches each side of the OR by its own index (the
-// collection is asked on each side: asked once beside the OR, it lets
-// SQLite walk the collection's rows by primary key instead).
+// condition, and searches each side of the OR by its own index. The
+// collection is asked as +collection, which no index may serve: asked
+// plainly, beside the OR or on both of its sides, it let SQLite walk the
+// collection's rows by primary key instead (TestLookupsByOriginSearchIndexes).
 var (
 	// byOriginSQL: ?1 the origin, ?2 the collection.
 	byOriginSQL = `SELECT ` + stateCols + ` FROM resources
