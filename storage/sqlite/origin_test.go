@@ -39,22 +39,30 @@ func TestLookupsByOriginSearchIndexes(t *testing.T) {
 	}
 }
 
+// holdOriginTwice applies one origin reached twice: through an aggregator
+// into collection c, as event 1, and harvested from the origin itself into
+// collection d, as event 2.
+func holdOriginTwice(t *testing.T, c *Catalog) (origin, harvested string) {
+	t.Helper()
+	origin, harvested = "http://origin.example/doc", "http://agg.example/c/r/http/origin.example/doc"
+	ev := event("agg", "c", harvested, resourcesync.Created, "doc")
+	ev.Upstream.Links = []resourcesync.Link{{Rel: "via", Href: origin}}
+	mustApply(t, c, 1, ev)
+	mustApply(t, c, 2, event("direct", "d", origin, resourcesync.Created, "doc"))
+	return origin, harvested
+}
+
 // TestOriginIndexMigration: a catalog written with the whole origin index
 // (schema 6) gets the partial one, and its lookups by origin still find
 // resources harvested through an aggregator and from their origin.
 func TestOriginIndexMigration(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "catalog.db")
-	const origin = "http://origin.example/doc"
-	const harvested = "http://agg.example/c/r/http/origin.example/doc"
 	old, err := Open(ctx, path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev := event("agg", "c", harvested, resourcesync.Created, "doc")
-	ev.Upstream.Links = []resourcesync.Link{{Rel: "via", Href: origin}}
-	mustApply(t, old, 1, ev)
-	mustApply(t, old, 2, event("direct", "c", origin, resourcesync.Created, "doc"))
+	origin, _ := holdOriginTwice(t, old)
 	old.Close()
 
 	db, err := sql.Open("sqlite3", dsn(path, ""))
@@ -81,7 +89,7 @@ func TestOriginIndexMigration(t *testing.T) {
 		t.Fatalf("ResourcesByURI(%s) = %d resources, %v; want 2", origin, len(found), err)
 	}
 	hops, err := c.Provenance(ctx, origin)
-	if err != nil || len(hops) == 0 || hops[len(hops)-1].Collection != "c" {
+	if err != nil || len(hops) == 0 || hops[len(hops)-1].Collection != "d" {
 		t.Errorf("Provenance(%s) = %+v, %v", origin, hops, err)
 	}
 	rs, err := c.ResourceByOrigin(ctx, "c", origin)

@@ -144,12 +144,7 @@ func TestScanResourcesOneSnapshot(t *testing.T) {
 func TestResourceByOrigin(t *testing.T) {
 	ctx := context.Background()
 	c := openTemp(t)
-	const origin = "http://origin.example/doc"
-	const harvested = "http://agg.example/c/r/http/origin.example/doc"
-	ev := event("agg", "c", harvested, resourcesync.Created, "doc")
-	ev.Upstream.Links = []resourcesync.Link{{Rel: "via", Href: origin}}
-	mustApply(t, c, 1, ev)
-	mustApply(t, c, 2, event("direct", "d", origin, resourcesync.Created, "doc"))
+	origin, harvested := holdOriginTwice(t, c)
 
 	rs, err := c.ResourceByOrigin(ctx, "c", origin)
 	if err != nil {
@@ -170,7 +165,7 @@ func TestResourceByOrigin(t *testing.T) {
 	}
 
 	// An aggregator's deletion entry carries its via link too.
-	ev = event("agg", "c", harvested, resourcesync.Deleted, "")
+	ev := event("agg", "c", harvested, resourcesync.Deleted, "")
 	ev.Upstream.Links = []resourcesync.Link{{Rel: "via", Href: origin}}
 	mustApply(t, c, 3, ev)
 	rs, err = c.ResourceByOrigin(ctx, "c", origin)
