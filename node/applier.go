@@ -215,8 +215,8 @@ func (a *applier) behind(ctx context.Context, seq uint64) bool {
 // one into MinIO, at a few hundred resources a second, never gathered the
 // 16 events in 20 ms that make a stream and was written 10 events at a
 // time. Into a catalog of 20,000 whose URIs are not in its order, batches
-// of 10 cost 212 CPU-µs and 67 KiB written per event, batches of 100 162
-// µs and 45 KiB, batches of 2,500 91 µs and 8 KiB (BenchmarkApplyIngest).
+// of 10 cost 212 CPU-µs and 67 KiB written per event, batches of 2,500 91
+// µs and 8 KiB (BenchmarkApplyIngest, -benchtime 20000x).
 // A batch waits on only if the batch before it was written just before
 // it began (the same stream went on through the write), and only until
 // it holds twice that batch's events, or applyBatchMaxDelay: a stream's

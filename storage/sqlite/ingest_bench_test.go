@@ -55,8 +55,10 @@ func ingestEvents(n int) []Applied {
 }
 
 // BenchmarkApplyIngest measures ApplyBatch on a baseline as the node
-// ingests it: events of new resources (see ingestEvents) in batches of 50
-// to 500, as the applier forms them from a moderate stream, of 750 (what
+// ingests it: events of new resources (see ingestEvents) in batches of 10,
+// as the applier wrote a baseline into MinIO before it waited out
+// saturated workers, of 50 to 500, as it forms them from a moderate
+// stream, of 750 (what
 // a bound of half a second, the applier's earlier one, made of a baseline
 // at 1,500 a second), of 2,500, as it forms them at a baseline's full
 // rate, and of 10,000, as when it catches up (node/applier.go). Each b.N
@@ -68,6 +70,7 @@ func ingestEvents(n int) []Applied {
 //
 //	go test -run '^$' -bench ApplyIngest -benchtime 100000x -count 3 ./storage/sqlite
 func BenchmarkApplyIngest(b *testing.B) {
+	b.Run("batch=10", func(b *testing.B) { benchApplyIngest(b, func() int { return 10 }) })
 	b.Run("batch=50-500", func(b *testing.B) {
 		rng := rand.New(rand.NewPCG(3, 4))
 		benchApplyIngest(b, func() int { return 50 + rng.IntN(451) })
