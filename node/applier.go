@@ -21,7 +21,9 @@ import (
 // until applyBatchMaxDelay after its first event, or until its stream
 // pauses: no event for applyBatchDelay (the end of a baseline, or of a
 // burst). Any batch waits on while the fetch workers are saturated (see
-// saturated), and is written once it holds applyBatchSize events. A
+// saturated), and is written once it holds applyBatchSize events, or
+// more while they are saturated or the applier is far behind (see
+// limitAt). A
 // lone push is thus applied as soon as before, while a stream is written
 // in batches of thousands: each transaction costs about a millisecond of
 // its own, and every index page an event touches is written to the WAL
@@ -37,22 +39,23 @@ import (
 // ordinary rates is not held.
 //
 // An applier behind EVENTS by applyCatchUp events or more (a restart after
-// a long stop, or a baseline whose fetch workers outrun the catalog) lets
-// a batch grow to applyCatchUp instead: the random keys of the md5
+// a long stop, or a baseline whose fetch workers outrun the catalog), or
+// one whose fetch workers are saturated (a baseline, a large Change List),
+// lets a batch grow to applyCatchUp instead: the random keys of the md5
 // index make each batch dirty about as many index pages as it has
 // events once the catalog holds a few hundred thousand resources, and
 // four times the events per batch write those pages a quarter as often.
-// Into 250,000 resources, with the sha-256 index the catalog had then,
-// batches of 10,000 took 92 µs an event (81 of CPU) and wrote 8.1 KiB,
-// against 123 µs (88) and 15.4 KiB at 2,500 (BenchmarkApplyIngest), for
-// about 15 MB more memory; without it, 2,500 wrote 9.4 KiB an event into
-// 300,000 (URIs then in the catalog's order).
+// Into 250,000 resources whose URIs are not in the catalog's order,
+// batches of 2,500 cost 112 CPU-µs and wrote 23.4 KiB an event, of 5,000
+// 105 µs and 15.4 KiB, of 10,000 94 µs and 10.2 KiB (BenchmarkApplyIngest,
+// catalog schema 7), for about 15 MB more memory at 10,000.
 const (
-	applyBatchSize     = 2500
-	applyCatchUp       = 10000
-	applyBatchDelay    = 20 * time.Millisecond
-	applyStreamBatch   = 16
-	applyBatchMaxDelay = 2 * time.Second
+	applyBatchSize      = 2500
+	applyCatchUp        = 10000
+	applySaturatedBatch = 5000
+	applyBatchDelay     = 20 * time.Millisecond
+	applyStreamBatch    = 16
+	applyBatchMaxDelay  = 2 * time.Second
 )
 
 // applier keeps the node's catalog from EVENTS. It resumes at the sequence
@@ -80,9 +83,9 @@ type applier struct {
 	last  time.Time // when its latest event came
 	err   error     // the first failed flush; stops the applier
 
-	// catchingUp, set when the batch reaches applyBatchSize, lets it grow
-	// to applyCatchUp.
-	catchingUp bool
+	// limit is how many events the batch may hold once it has reached
+	// applyBatchSize (see limitAt).
+	limit int
 
 	// When the last batch was written, and how many events it held.
 	wrote  time.Time
@@ -137,9 +140,9 @@ func (a *applier) add(ctx context.Context, stop context.CancelFunc, ap sqlite.Ap
 	a.trace.add(ctx)
 	n := len(a.batch)
 	if n == applyBatchSize {
-		a.catchingUp = a.behind(ctx, ap.Seq)
+		a.limit = a.limitAt(ctx, ap.Seq)
 	}
-	if n >= applyCatchUp || n >= applyBatchSize && !a.catchingUp {
+	if n >= applyBatchSize && n >= a.limit {
 		if a.timer != nil {
 			a.timer.Stop()
 		}
@@ -197,12 +200,22 @@ func (a *applier) due(ctx context.Context) (wait time.Duration, ok bool) {
 	return wait, true
 }
 
-// behind reports whether EVENTS holds applyCatchUp events or more past
-// seq. Asked once a batch, when it reaches applyBatchSize; a failure to
-// ask keeps the ordinary bound.
-func (a *applier) behind(ctx context.Context, seq uint64) bool {
-	last, err := a.q.LastEventSeq(ctx)
-	return err == nil && last >= seq+applyCatchUp
+// limitAt is how many events a batch that has reached applyBatchSize, the
+// latest of them seq, may hold: applyCatchUp when the applier is behind
+// EVENTS by that many events or more, applySaturatedBatch when the fetch
+// workers are saturated (see saturated), so that events are certain to
+// keep coming, and applyBatchSize otherwise. Asked once a batch, when it
+// reaches applyBatchSize; a failure to ask keeps the ordinary bound. A
+// batch still goes at applyBatchMaxDelay, so Destinations see a
+// baseline's changes no later than before.
+func (a *applier) limitAt(ctx context.Context, seq uint64) int {
+	if last, err := a.q.LastEventSeq(ctx); err == nil && last >= seq+applyCatchUp {
+		return applyCatchUp
+	}
+	if a.saturated(ctx) {
+		return applySaturatedBatch
+	}
+	return applyBatchSize
 }
 
 // A batch that is due waits on, applyBatchDelay at a time, while the
@@ -244,7 +257,8 @@ func (a *applier) mayWait() bool {
 
 // saturated reports whether CHANGES holds applyStreamBatch changes or
 // more that no worker has taken, asking the server at most every
-// saturatedFresh. Called without a.mu.
+// saturatedFresh. due calls it without a.mu, so that events keep coming
+// in while it asks; limitAt calls it from the intake of events itself.
 func (a *applier) saturated(ctx context.Context) bool {
 	a.untakenMu.Lock()
 	defer a.untakenMu.Unlock()

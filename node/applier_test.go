@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/queue/queuetest"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 	"github.com/viaduct-mirror/viaduct/storage/sqlite"
@@ -71,23 +72,7 @@ func TestBatchWaitsWhileWorkersAreSaturated(t *testing.T) {
 		{"saturated, at the bound", applyStreamBatch, 500, applyBatchMaxDelay, applyBatchMaxDelay, 2500, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			// The stream's count is exact; the consumer's count of what
-			// no worker has taken follows it a moment later.
-			held, err := q.Backlog(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for n := held; n < uint64(c.queued); n++ {
-				uri := fmt.Sprintf("http://example.org/r/%d", n)
-				ch := &viaduct.Change{Source: "s", Collection: "s", URI: uri, Op: resourcesync.Created, Time: time.Now()}
-				if err := q.PublishChange(ctx, ch); err != nil {
-					t.Fatal(err)
-				}
-			}
-			waitFor(t, 10*time.Second, fmt.Sprintf("the consumer to count %d untaken changes", c.queued), func() bool {
-				n, err := q.Untaken(ctx)
-				return err == nil && n == uint64(c.queued)
-			})
+			queueChanges(t, q, c.queued)
 			// The batch's stream paused twice applyBatchDelay ago.
 			now := time.Now()
 			a := &applier{q: q, batch: make([]sqlite.Applied, c.n), wroteN: c.wroteN,
@@ -103,6 +88,57 @@ func TestBatchWaitsWhileWorkersAreSaturated(t *testing.T) {
 			}
 			if (wait > 0) != c.wait {
 				t.Errorf("due = %v, want waiting: %v", wait, c.wait)
+			}
+		})
+	}
+}
+
+// queueChanges brings CHANGES to n changes that no worker has taken
+// (never fewer than it holds already).
+func queueChanges(t *testing.T, q *queue.Queue, n int) {
+	t.Helper()
+	ctx := context.Background()
+	// The stream's count is exact; the consumer's count of what no
+	// worker has taken follows it a moment later.
+	held, err := q.Backlog(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := held; i < uint64(n); i++ {
+		uri := fmt.Sprintf("http://example.org/r/%d", i)
+		ch := &viaduct.Change{Source: "s", Collection: "s", URI: uri, Op: resourcesync.Created, Time: time.Now()}
+		if err := q.PublishChange(ctx, ch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, 10*time.Second, fmt.Sprintf("the consumer to count %d untaken changes", n), func() bool {
+		m, err := q.Untaken(ctx)
+		return err == nil && m == uint64(n)
+	})
+}
+
+// TestFullBatchGrowsWhileWorkersAreSaturated: a batch that reaches
+// applyBatchSize events may grow to applySaturatedBatch while CHANGES holds
+// applyStreamBatch changes or more that no worker has taken, and not
+// otherwise when the applier is not behind EVENTS (the catch-up itself is
+// TestApplierCatchesUpInLargeBatches).
+func TestFullBatchGrowsWhileWorkersAreSaturated(t *testing.T) {
+	ctx := context.Background()
+	q := queuetest.Start(t)
+	for _, c := range []struct {
+		name   string
+		queued int
+		limit  int
+	}{
+		{"nothing queued", 0, applyBatchSize},
+		{"fewer queued than a stream's batch", applyStreamBatch - 1, applyBatchSize},
+		{"saturated", applyStreamBatch, applySaturatedBatch},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			queueChanges(t, q, c.queued)
+			a := &applier{q: q}
+			if got := a.limitAt(ctx, applyBatchSize); got != c.limit {
+				t.Errorf("limitAt = %d, want %d", got, c.limit)
 			}
 		})
 	}
