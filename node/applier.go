@@ -202,17 +202,19 @@ func (a *applier) due(ctx context.Context) (wait time.Duration, ok bool) {
 
 // limitAt is how many events a batch that has reached applyBatchSize, the
 // latest of them seq, may hold: applyCatchUp when the applier is behind
-// EVENTS by that many events or more, applySaturatedBatch when the fetch
-// workers are saturated (see saturated), so that events are certain to
-// keep coming, and applyBatchSize otherwise. Asked once a batch, when it
-// reaches applyBatchSize; a failure to ask keeps the ordinary bound. A
-// batch still goes at applyBatchMaxDelay, so Destinations see a
-// baseline's changes no later than before.
+// EVENTS by that many events or more, applySaturatedBatch when it
+// continues the batch written before it and the fetch workers are
+// saturated (see saturated), so that events are certain to keep coming,
+// and applyBatchSize otherwise. A stream's first batch is thus written at
+// applyBatchSize, as soon as before, and a baseline's first resources
+// reach Destinations at once. Asked once a batch, when it reaches
+// applyBatchSize; a failure to ask keeps the ordinary bound. A batch
+// still goes at applyBatchMaxDelay.
 func (a *applier) limitAt(ctx context.Context, seq uint64) int {
 	if last, err := a.q.LastEventSeq(ctx); err == nil && last >= seq+applyCatchUp {
 		return applyCatchUp
 	}
-	if a.saturated(ctx) {
+	if a.continues() && a.saturated(ctx) {
 		return applySaturatedBatch
 	}
 	return applyBatchSize
@@ -251,9 +253,12 @@ const (
 // it, holds fewer than twice its events and is younger than
 // applyBatchMaxDelay: one that waits on while the workers are saturated.
 func (a *applier) mayWait() bool {
-	return len(a.batch) < 2*a.wroteN && a.first.Sub(a.wrote) < applyBatchDelay &&
-		time.Since(a.first) < applyBatchMaxDelay
+	return len(a.batch) < 2*a.wroteN && a.continues() && time.Since(a.first) < applyBatchMaxDelay
 }
+
+// continues reports whether the pending batch began within applyBatchDelay
+// of the last write: the same stream went on through it.
+func (a *applier) continues() bool { return a.first.Sub(a.wrote) < applyBatchDelay }
 
 // saturated reports whether CHANGES holds applyStreamBatch changes or
 // more that no worker has taken, asking the server at most every

@@ -119,8 +119,9 @@ func queueChanges(t *testing.T, q *queue.Queue, n int) {
 
 // TestFullBatchGrowsWhileWorkersAreSaturated: a batch that reaches
 // applyBatchSize events may grow to applySaturatedBatch while CHANGES holds
-// applyStreamBatch changes or more that no worker has taken, and not
-// otherwise when the applier is not behind EVENTS (the catch-up itself is
+// applyStreamBatch changes or more that no worker has taken, if it
+// continues the batch written just before it, and not otherwise when the
+// applier is not behind EVENTS (the catch-up itself is
 // TestApplierCatchesUpInLargeBatches).
 func TestFullBatchGrowsWhileWorkersAreSaturated(t *testing.T) {
 	ctx := context.Background()
@@ -128,15 +129,20 @@ func TestFullBatchGrowsWhileWorkersAreSaturated(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		queued int
+		first  bool // the stream's first batch: none was written before it
 		limit  int
 	}{
-		{"nothing queued", 0, applyBatchSize},
-		{"fewer queued than a stream's batch", applyStreamBatch - 1, applyBatchSize},
-		{"saturated", applyStreamBatch, applySaturatedBatch},
+		{"nothing queued", 0, false, applyBatchSize},
+		{"fewer queued than a stream's batch", applyStreamBatch - 1, false, applyBatchSize},
+		{"saturated, a stream's first batch", applyStreamBatch, true, applyBatchSize},
+		{"saturated", applyStreamBatch, false, applySaturatedBatch},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			queueChanges(t, q, c.queued)
-			a := &applier{q: q}
+			a := &applier{q: q, first: time.Now().Add(-time.Second)}
+			if !c.first {
+				a.wrote = a.first.Add(-applyBatchDelay / 2)
+			}
 			if got := a.limitAt(ctx, applyBatchSize); got != c.limit {
 				t.Errorf("limitAt = %d, want %d", got, c.limit)
 			}
