@@ -39,9 +39,10 @@ import (
 // ordinary rates is not held.
 //
 // An applier behind EVENTS by applyCatchUp events or more (a restart after
-// a long stop, or a baseline whose fetch workers outrun the catalog), or
-// one whose fetch workers are saturated (a baseline, a large Change List),
-// lets a batch grow to applyCatchUp instead: the random keys of the md5
+// a long stop, or a baseline whose fetch workers outrun the catalog) lets
+// a batch grow to applyCatchUp instead, and one whose fetch workers are
+// saturated (a baseline, a large Change List) to applySaturatedBatch
+// (see limitAt): the random keys of the md5
 // index make each batch dirty about as many index pages as it has
 // events once the catalog holds a few hundred thousand resources, and
 // four times the events per batch write those pages a quarter as often.
