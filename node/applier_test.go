@@ -14,30 +14,40 @@ import (
 )
 
 // TestBatchWait: a small batch is written applyBatchDelay after its first
-// event, one that gathers a stream waits until applyBatchMaxDelay, or
-// until the stream has paused for applyBatchDelay.
+// event, one that gathers a stream waits until its bound (applyBatchMaxDelay,
+// or applyFirstBatchMaxDelay for a stream's first batch), or until the
+// stream has paused for applyBatchDelay.
 func TestBatchWait(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
 	bound := t0.Add(applyBatchMaxDelay)
+	firstBound := t0.Add(applyFirstBatchMaxDelay)
 	for _, c := range []struct {
 		name      string
 		now, last time.Time
 		n         int
 		want      time.Duration
+		first     bool // the stream's first batch
 	}{
-		{"a lone event, at the delay", ms(20), t0, 1, 0},
-		{"a lone event, early", ms(12), t0, 1, 8 * time.Millisecond},
-		{"a few pushes, at the delay", ms(20), ms(19), applyStreamBatch - 1, 0},
-		{"a stream, at the delay", ms(20), ms(20), applyStreamBatch, 20 * time.Millisecond},
-		{"a stream, a moment after its latest event", ms(300), ms(295), 500, 15 * time.Millisecond},
-		{"a stream, near the bound", bound.Add(-2 * time.Millisecond), bound.Add(-3 * time.Millisecond), 500, 2 * time.Millisecond},
-		{"a stream, at the bound", bound, bound, 500, 0},
-		{"a stream, past the bound", bound.Add(30 * time.Millisecond), bound.Add(29 * time.Millisecond), 500, 0},
-		{"a stream that paused", ms(300), ms(280), 500, 0},
-		{"a stream that paused long ago", ms(300), ms(100), 500, 0},
+		{"a lone event, at the delay", ms(20), t0, 1, 0, false},
+		{"a lone event, early", ms(12), t0, 1, 8 * time.Millisecond, false},
+		{"a few pushes, at the delay", ms(20), ms(19), applyStreamBatch - 1, 0, false},
+		{"a stream, at the delay", ms(20), ms(20), applyStreamBatch, 20 * time.Millisecond, false},
+		{"a stream, a moment after its latest event", ms(300), ms(295), 500, 15 * time.Millisecond, false},
+		{"a stream, near the bound", bound.Add(-2 * time.Millisecond), bound.Add(-3 * time.Millisecond), 500, 2 * time.Millisecond, false},
+		{"a stream, at the bound", bound, bound, 500, 0, false},
+		{"a stream, past the bound", bound.Add(30 * time.Millisecond), bound.Add(29 * time.Millisecond), 500, 0, false},
+		{"a stream that paused", ms(300), ms(280), 500, 0, false},
+		{"a stream that paused long ago", ms(300), ms(100), 500, 0, false},
+		{"a stream's first batch, near its bound", firstBound.Add(-2 * time.Millisecond), firstBound.Add(-3 * time.Millisecond), 500, 2 * time.Millisecond, true},
+		{"a stream's first batch, at its bound", firstBound, firstBound, 500, 0, true},
+		{"a few pushes beginning a stream, early", ms(12), ms(11), applyStreamBatch - 1, 8 * time.Millisecond, true},
 	} {
-		if got := batchWait(c.now, t0, c.last, c.n); got != c.want {
+		maxDelay := applyBatchMaxDelay
+		if c.first {
+			maxDelay = applyFirstBatchMaxDelay
+		}
+		if got := batchWait(c.now, t0, c.last, c.n, maxDelay); got != c.want {
 			t.Errorf("%s: batchWait = %v, want %v", c.name, got, c.want)
 		}
 	}
@@ -147,5 +157,33 @@ func TestFullBatchGrowsWhileWorkersAreSaturated(t *testing.T) {
 				t.Errorf("limitAt = %d, want %d", got, c.limit)
 			}
 		})
+	}
+}
+
+// TestBatchBoundDoublesFromAStreamsStart: a batch that begins a stream (no
+// batch written in the applyBatchMaxDelay before it) is written
+// applyFirstBatchMaxDelay after its first event at the latest, and any
+// other at twice the bound of the batch written last, up to
+// applyBatchMaxDelay.
+func TestBatchBoundDoublesFromAStreamsStart(t *testing.T) {
+	first := time.Now()
+	just := first.Add(-applyBatchDelay / 2)
+	for _, c := range []struct {
+		name       string
+		wrote      time.Time
+		wroteBound time.Duration
+		want       time.Duration
+	}{
+		{"no batch written before", time.Time{}, 0, applyFirstBatchMaxDelay},
+		{"the last batch long before", first.Add(-applyBatchMaxDelay), applyBatchMaxDelay, applyFirstBatchMaxDelay},
+		{"the stream paused after the last batch", first.Add(-time.Second), applyBatchMaxDelay, applyBatchMaxDelay},
+		{"after the stream's first batch", just, applyFirstBatchMaxDelay, 2 * applyFirstBatchMaxDelay},
+		{"near the bound", just, applyBatchMaxDelay * 3 / 4, applyBatchMaxDelay},
+		{"at the bound", just, applyBatchMaxDelay, applyBatchMaxDelay},
+	} {
+		a := &applier{first: first, wrote: c.wrote, wroteBound: c.wroteBound}
+		if got := a.maxDelay(); got != c.want {
+			t.Errorf("%s: maxDelay = %v, want %v", c.name, got, c.want)
+		}
 	}
 }
