@@ -20,16 +20,14 @@ import (
 // by then (800 a second: a baseline, a large Change List); it then grows
 // until applyBatchMaxDelay after its first event (from
 // applyFirstBatchMaxDelay for a stream's first batch; see maxDelay), or
-// until its stream
-// pauses: no event for applyBatchDelay (the end of a baseline, or of a
-// burst). Any batch waits on while the fetch workers are saturated (see
-// saturated), and is written once it holds applyBatchSize events, or
-// more while they are saturated or the applier is far behind (see
-// limitAt). A
-// lone push is thus applied as soon as before, while a stream is written
-// in batches of thousands: each transaction costs about a millisecond of
-// its own, and every index page an event touches is written to the WAL
-// once per batch, however many of the batch's events touch it. Into a
+// until its stream pauses: no event for applyBatchDelay (the end of a
+// baseline, or of a burst). Any batch waits on while the fetch workers are
+// saturated (see saturated), and is written once it holds applyBatchSize
+// events, or more while they are saturated or the applier is far behind
+// (see limitAt). A lone push is thus applied as soon as before, while a
+// stream is written in batches of thousands: each transaction costs about
+// a millisecond of its own, and every index page an event touches is
+// written to the WAL once per batch, however many of the batch's events touch it. Into a
 // catalog of 100,000 resources whose URIs are not listed in its byte
 // order, batches of 750 cost 150 CPU-µs and 41 KiB written per event,
 // batches of 2,500 114 µs and 19.5 KiB (BenchmarkApplyIngest, catalog
@@ -43,11 +41,11 @@ import (
 // An applier behind EVENTS by applyCatchUp events or more (a restart after
 // a long stop, or a baseline whose fetch workers outrun the catalog) lets
 // a batch grow to applyCatchUp instead, and one whose fetch workers are
-// saturated (a baseline, a large Change List) to applySaturatedBatch
-// (see limitAt): the random keys of the md5
-// index make each batch dirty about as many index pages as it has
-// events once the catalog holds a few hundred thousand resources, and
-// four times the events per batch write those pages a quarter as often.
+// saturated (a baseline, a large Change List) to applySaturatedBatch (see
+// limitAt): the random keys of the md5 index make each batch dirty about
+// as many index pages as it has events once the catalog holds a few
+// hundred thousand resources, and four times the events per batch write
+// those pages a quarter as often.
 // Into 250,000 resources whose URIs are not in the catalog's order,
 // batches of 2,500 cost 112 CPU-µs and wrote 23.4 KiB an event, of 5,000
 // 105 µs and 15.4 KiB, of 10,000 94 µs and 10.2 KiB (BenchmarkApplyIngest,
