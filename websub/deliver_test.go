@@ -171,3 +171,39 @@ func TestDeliveriesSurviveRestart(t *testing.T) {
 		t.Fatal("delivered out of order after restart")
 	}
 }
+
+// TestCloseLetsADeliveryInFlightEnd: a Hub closed while a subscriber is
+// taking a payload waits for its answer and acknowledges it, so that the
+// next Hub on the same queues does not deliver it a second time.
+func TestCloseLetsADeliveryInFlightEnd(t *testing.T) {
+	clock, store, outbox := newFakeClock(), NewMemStore(), NewMemOutbox()
+	he := newHubEnv(t, clock, store, outbox)
+	cb := newFakeCallback(t)
+	closed := make(chan struct{})
+	cb.post = func(n int) int {
+		if n == 1 {
+			go func() {
+				he.hub.Close()
+				close(closed)
+			}()
+			<-he.hub.ctx.Done()
+		}
+		return 204
+	}
+	sub := cb.subscribe(t, he, "x", "3600")
+	first := publishN(t, he, 1)
+	<-closed
+	if n := outbox.Len(sub.ID()); n != 0 {
+		t.Fatalf("%d deliveries queued after the subscriber took the one in flight, want 0", n)
+	}
+	he2 := newHubEnv(t, clock, store, outbox)
+	he2.hub.AddTopic(he.topic)
+	second := payload(t, t0.Add(time.Hour), t0.Add(2*time.Hour), "http://example.com/later")
+	if err := he2.hub.Publish(context.Background(), he.topic, second); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the next delivery", func() bool { return cb.postCount() == 2 })
+	if p := cb.capturedPosts(); p[0].body != first[0] || p[1].body != string(second) {
+		t.Fatalf("deliveries %q, %q; want the first payload once, then the second", p[0].body, p[1].body)
+	}
+}

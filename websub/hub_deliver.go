@@ -64,12 +64,19 @@ func (h *Hub) run(ctx context.Context, w *worker) {
 			h.sleep(ctx, s, 0, w.wake)
 			continue
 		}
-		switch res, err := h.deliver(ctx, s, d); res {
+		dctx, cancel := h.deliveryContext(ctx)
+		res, err := h.deliver(dctx, s, d)
+		var ackErr error
+		if res == delivered || res == refused {
+			ackErr = h.outbox.Ack(dctx, id, d.Seq)
+		}
+		cancel()
+		switch res {
 		case delivered, refused:
 			if res == refused {
 				h.log.Warn("websub hub: subscriber refused a notification; dropped", "uri", s.Callback, "topic", s.Topic, "err", err)
 			}
-			if err := h.outbox.Ack(ctx, id, d.Seq); err != nil {
+			if err := ackErr; err != nil {
 				h.log.Error("websub hub: acknowledging a delivery", "uri", s.Callback, "topic", s.Topic, "err", err)
 				wait = h.backoff(wait)
 				continue
@@ -84,6 +91,24 @@ func (h *Hub) run(ctx context.Context, w *worker) {
 			wait = h.backoff(wait)
 			h.log.Info("websub hub: delivery failed; will retry", "uri", s.Callback, "topic", s.Topic, "retry_in", wait, "err", err)
 		}
+	}
+}
+
+// closeGrace is how long a delivery in flight when the Hub closes has to
+// finish.
+const closeGrace = 5 * time.Second
+
+// deliveryContext is the context of one delivery and of its
+// acknowledgement: bounded by the delivery timeout, and given closeGrace
+// to finish once ctx (the Hub's) ends rather than cut short. A subscriber
+// that took a payload the Hub then failed to acknowledge would get it
+// again from the next Hub, so a clean shutdown lets the exchange end.
+func (h *Hub) deliveryContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.cfg.DeliveryTimeout)
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(closeGrace, cancel) })
+	return dctx, func() {
+		stop()
+		cancel()
 	}
 }
 
@@ -129,12 +154,11 @@ func (h *Hub) expire(w *worker) {
 	}
 }
 
-// deliver POSTs one notification to the subscriber.
+// deliver POSTs one notification to the subscriber, within ctx (see
+// deliveryContext).
 func (h *Hub) deliver(ctx context.Context, s Subscription, d Delivery) (res outcome, err error) {
 	ctx, span := h.startDelivery(ctx, s, d)
 	defer func() { endDelivery(span, res, err) }()
-	ctx, cancel := context.WithTimeout(ctx, h.cfg.DeliveryTimeout)
-	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.Callback, bytes.NewReader(d.Payload))
 	if err != nil {
 		return refused, fmt.Errorf("delivering to %s: %w", s.Callback, err)

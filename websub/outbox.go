@@ -32,7 +32,8 @@ type Outbox interface {
 	Purge(ctx context.Context, sub string) error
 }
 
-// MemOutbox is an Outbox in memory, for tests.
+// MemOutbox is an Outbox in memory, for tests. Like a store over the
+// network, it fails a call whose context has ended.
 type MemOutbox struct {
 	mu     sync.Mutex
 	seq    uint64
@@ -45,7 +46,10 @@ var _ Outbox = (*MemOutbox)(nil)
 func NewMemOutbox() *MemOutbox { return &MemOutbox{queues: map[string][]Delivery{}} }
 
 // Append queues d for sub with the next sequence number.
-func (m *MemOutbox) Append(_ context.Context, sub string, d Delivery) error {
+func (m *MemOutbox) Append(ctx context.Context, sub string, d Delivery) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.seq++
@@ -55,7 +59,10 @@ func (m *MemOutbox) Append(_ context.Context, sub string, d Delivery) error {
 }
 
 // Head returns the first queued delivery of sub.
-func (m *MemOutbox) Head(_ context.Context, sub string) (Delivery, bool, error) {
+func (m *MemOutbox) Head(ctx context.Context, sub string) (Delivery, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return Delivery{}, false, err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	q := m.queues[sub]
@@ -67,7 +74,10 @@ func (m *MemOutbox) Head(_ context.Context, sub string) (Delivery, bool, error) 
 
 // Ack removes the delivery seq of sub; acknowledging a delivery that is
 // gone already is not an error.
-func (m *MemOutbox) Ack(_ context.Context, sub string, seq uint64) error {
+func (m *MemOutbox) Ack(ctx context.Context, sub string, seq uint64) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	q := m.queues[sub]
@@ -84,7 +94,10 @@ func (m *MemOutbox) Ack(_ context.Context, sub string, seq uint64) error {
 }
 
 // Purge drops every delivery queued for sub.
-func (m *MemOutbox) Purge(_ context.Context, sub string) error {
+func (m *MemOutbox) Purge(ctx context.Context, sub string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.queues, sub)
