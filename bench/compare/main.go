@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -35,7 +36,7 @@ type options struct {
 	SourceURL, SourceDir              string
 	N                                 int
 	Size                              int64
-	Rounds                            int
+	Rounds, Warmup                    int
 	Contenders                        []string
 	Blobs                             string
 	S3Endpoint, S3Key, S3Secret       string
@@ -63,6 +64,7 @@ func run(ctx context.Context, args []string) error {
 	fs.IntVar(&o.N, "n", 20000, "resources the Source holds")
 	fs.Int64Var(&o.Size, "size", 1024, "bytes per resource")
 	fs.IntVar(&o.Rounds, "rounds", 2, "rounds; each runs every contender once, in alternating order")
+	fs.IntVar(&o.Warmup, "warmup", 0, "rounds run before the measured ones, their figures printed but not in the table")
 	with := fs.String("with", "resync,viaduct", "contenders, comma-separated: resync, viaduct, copy, s3put, s3put-unsigned")
 	fs.StringVar(&o.Blobs, "blobs", "dir", "viaduct's blob store: dir or s3")
 	fs.StringVar(&o.S3Endpoint, "s3-endpoint", "", "host:port of the S3 server (plain HTTP)")
@@ -90,9 +92,10 @@ func run(ctx context.Context, args []string) error {
 	}()
 	keep := int64(o.N)*o.Size <= keepOutputs
 	var results []result
-	for round := 1; round <= o.Rounds; round++ {
+	// Warm-up rounds are numbered 0 and below, and run in round 1's order.
+	for round := 1 - o.Warmup; round <= o.Rounds; round++ {
 		order := o.Contenders
-		if round%2 == 0 {
+		if round > 0 && round%2 == 0 {
 			order = reversed(order)
 		}
 		for _, c := range order {
@@ -103,7 +106,11 @@ func run(ctx context.Context, args []string) error {
 				os.RemoveAll(dir)
 			}
 			if err != nil {
-				return fmt.Errorf("round %d, %s: %w", round, c, err)
+				return fmt.Errorf("%s, %s: %w", roundLabel(round), c, err)
+			}
+			if round < 1 {
+				fmt.Fprintf(os.Stderr, "warm-up  %-8s %s\n", c, r.summary(o))
+				continue
 			}
 			fmt.Fprintf(os.Stderr, "round %d %-8s %s\n", round, c, r.summary(o))
 			results = append(results, r)
@@ -111,6 +118,15 @@ func run(ctx context.Context, args []string) error {
 	}
 	printTable(os.Stdout, o, results)
 	return nil
+}
+
+// roundLabel names a round in file and bucket names: round1, round2, …
+// and warmup1, warmup2, … for the warm-up rounds (numbered 0 and below).
+func roundLabel(round int) string {
+	if round < 1 {
+		return "warmup" + strconv.Itoa(1-round)
+	}
+	return "round" + strconv.Itoa(round)
 }
 
 // keepOutputs is the most a contender's output may hold to be kept until

@@ -28,7 +28,7 @@ func runResync(ctx context.Context, o options, dir string, r *result) error {
 	}
 	r.Seconds = since(start)
 	r.PeakKB = maxRSS(cmd.ProcessState)
-	r.CPU = cpuTime(cmd.ProcessState)
+	r.CPU, r.SysCPU = cpuTime(cmd.ProcessState)
 	r.Stored = countFiles(dest)
 	if r.Stored != int64(o.N) {
 		return fmt.Errorf("resync stored %d of %d resources", r.Stored, o.N)
@@ -52,7 +52,7 @@ func runCopy(ctx context.Context, o options, dir string, r *result) error {
 	}
 	r.Seconds = since(start)
 	r.PeakKB = maxRSS(cmd.ProcessState)
-	r.CPU = cpuTime(cmd.ProcessState)
+	r.CPU, r.SysCPU = cpuTime(cmd.ProcessState)
 	r.Stored = countFiles(filepath.Join(dir, "files"))
 	return nil
 }
@@ -65,7 +65,7 @@ func runS3Put(ctx context.Context, o options, round int, unsigned bool, r *resul
 		bucket = "put-unsigned-"
 	}
 	cmd := exec.CommandContext(ctx, o.S3Put, "-endpoint", o.S3Endpoint, "-dir", filepath.Join(o.SourceDir, "files"),
-		"-bucket", bucket+strconv.Itoa(round)+"-"+strconv.FormatInt(time.Now().Unix(), 10), "-unsigned="+strconv.FormatBool(unsigned))
+		"-bucket", bucket+roundLabel(round)+"-"+strconv.FormatInt(time.Now().Unix(), 10), "-unsigned="+strconv.FormatBool(unsigned))
 	cmd.Env = append(os.Environ(), "BENCH_S3_KEY="+o.S3Key, "BENCH_S3_SECRET="+o.S3Secret)
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
@@ -74,13 +74,16 @@ func runS3Put(ctx context.Context, o options, round int, unsigned bool, r *resul
 	}
 	r.Seconds = since(start)
 	r.PeakKB = maxRSS(cmd.ProcessState)
-	r.CPU = cpuTime(cmd.ProcessState)
+	r.CPU, r.SysCPU = cpuTime(cmd.ProcessState)
 	r.Stored, _ = strconv.ParseInt(string(lastLines(out, 1)), 10, 64)
 	return nil
 }
 
-// cpuTime is a finished process's user and system time, in seconds.
-func cpuTime(ps *os.ProcessState) float64 { return (ps.UserTime() + ps.SystemTime()).Seconds() }
+// cpuTime is a finished process's user and system time, and the system
+// time alone, in seconds.
+func cpuTime(ps *os.ProcessState) (total, sys float64) {
+	return (ps.UserTime() + ps.SystemTime()).Seconds(), ps.SystemTime().Seconds()
+}
 
 func maxRSS(ps *os.ProcessState) int64 {
 	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {

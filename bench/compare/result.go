@@ -12,9 +12,10 @@ type result struct {
 	Round     int
 	Seconds   float64
 	PeakKB    int64
-	// CPU is the process's user and system time, in seconds.
-	CPU    float64
-	Stored int64
+	// CPU is the process's user and system time, SysCPU the system time
+	// alone, in seconds.
+	CPU, SysCPU float64
+	Stored      int64
 	// samples are (seconds since start, resources held) while viaduct ran.
 	samples [][2]float64
 }
@@ -56,7 +57,8 @@ func (r result) ramp(n int) string {
 }
 
 func (r result) summary(o options) string {
-	s := fmt.Sprintf("%.1f s, %.0f/s, %.1f MB/s, peak %.0f MB, %.0f CPU-µs/resource", r.Seconds, r.rate(), r.mbps(o.Size), float64(r.PeakKB)/1024, r.cpuPer())
+	s := fmt.Sprintf("%.1f s, %.0f/s, %.1f MB/s, peak %.0f MB, %.0f CPU-µs/resource (%.0f%% system)",
+		r.Seconds, r.rate(), r.mbps(o.Size), float64(r.PeakKB)/1024, r.cpuPer(), 100*r.SysCPU/r.CPU)
 	if ramp := r.ramp(o.N); ramp != "" {
 		s += ", " + ramp
 	}

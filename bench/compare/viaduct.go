@@ -32,7 +32,7 @@ func runViaduct(ctx context.Context, o options, dir string, r *result) error {
 	if err := os.WriteFile(cfgPath, []byte(viaductConfig(o, dir, pub, admin, r.Round)), 0o600); err != nil {
 		return err
 	}
-	log, err := os.Create(filepath.Join(o.Work, fmt.Sprintf("viaduct-round%d.log", r.Round)))
+	log, err := os.Create(filepath.Join(o.Work, "viaduct-"+roundLabel(r.Round)+".log"))
 	if err != nil {
 		return err
 	}
@@ -76,7 +76,7 @@ func runViaduct(ctx context.Context, o options, dir string, r *result) error {
 	r.Seconds = since(start)
 	r.PeakKB = peakRSS(cmd.Process.Pid)
 	stop()
-	r.CPU = cpuTime(cmd.ProcessState)
+	r.CPU, r.SysCPU = cpuTime(cmd.ProcessState)
 	r.Stored = int64(o.N)
 	return nil
 }
@@ -94,8 +94,8 @@ func viaductConfig(o options, dir, pub, admin string, round int) string {
 		fmt.Fprintf(&b, "fetch:\n  workers: %d\n", o.Workers)
 	}
 	if o.Blobs == "s3" {
-		fmt.Fprintf(&b, "blobs:\n  kind: s3\n  s3:\n    endpoint: %s\n    bucket: bench-%d-%d\n    access_key: %s\n    secret_key: %s\n    tls: false\n    create_bucket: true\n",
-			o.S3Endpoint, round, time.Now().Unix(), o.S3Key, o.S3Secret)
+		fmt.Fprintf(&b, "blobs:\n  kind: s3\n  s3:\n    endpoint: %s\n    bucket: bench-%s-%d\n    access_key: %s\n    secret_key: %s\n    tls: false\n    create_bucket: true\n",
+			o.S3Endpoint, roundLabel(round), time.Now().Unix(), o.S3Key, o.S3Secret)
 	}
 	// The default schedule: a Source never harvested gets its first pass
 	// at start-up.
