@@ -74,22 +74,20 @@ large() { source_up 100000 1024; compare -n 100000 -size 1024 -with resync,viadu
 flat() { source_up "$FLAT_N" 1024; compare -n "$FLAT_N" -size 1024 -with viaduct -warmup "${WARMUP:-0}"; source_down; }
 big() { source_up 1000 10000000; compare -n 1000 -size 10000000 -with copy,viaduct -warmup "${WARMUP:-0}"; source_down; }
 s3() {
-	local data key secret addr
-	data=$(mktemp -d "$WORK/minio.XXXXXX")
+	local key secret
 	key=bench$RANDOM
 	secret=$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
-	addr=127.0.0.1:19000
+	# Every contender's run gets a fresh MinIO (compare -minio), so that
+	# none writes into a server holding the objects of the runs before it.
 	# S3_PIN=1 gives MinIO the second core and everything else the first,
 	# as an S3 service on hardware of its own would be: the rates then say
 	# how near each client comes to the server's limit, not how the three
 	# processes share two cores.
-	local pin_minio=()
-	if [ "${S3_PIN:-}" = 1 ]; then pin_minio=(taskset -c 1); pin=(taskset -c 0); fi
-	MINIO_ROOT_USER=$key MINIO_ROOT_PASSWORD=$secret "${pin_minio[@]}" "$MINIO" server --quiet --address "$addr" --console-address 127.0.0.1:19001 "$data" >"$WORK/minio.log" 2>&1 &
-	pids+=("$!")
-	for _ in $(seq 300); do curl -fs "http://$addr/minio/health/live" >/dev/null && break; sleep 0.1; done
+	local minio=$MINIO
+	if [ "${S3_PIN:-}" = 1 ]; then minio="taskset -c 1 $MINIO"; pin=(taskset -c 0); fi
 	source_up 20000 1024
-	BENCH_S3_KEY=$key BENCH_S3_SECRET=$secret compare -n 20000 -size 1024 -with s3put,s3put-unsigned,viaduct -blobs s3 -s3-endpoint "$addr" -warmup "${WARMUP:-1}"
+	BENCH_S3_KEY=$key BENCH_S3_SECRET=$secret compare -n 20000 -size 1024 -with s3put,s3put-unsigned,viaduct -blobs s3 \
+		-s3-endpoint 127.0.0.1:19000 -minio "$minio" -minio-console 127.0.0.1:19001 -warmup "${WARMUP:-1}"
 	source_down
 }
 

@@ -40,6 +40,7 @@ type options struct {
 	Contenders                        []string
 	Blobs                             string
 	S3Endpoint, S3Key, S3Secret       string
+	MinIO, MinIOConsole               string
 	Work                              string
 	Workers                           int
 }
@@ -70,6 +71,8 @@ func run(ctx context.Context, args []string) error {
 	fs.StringVar(&o.S3Endpoint, "s3-endpoint", "", "host:port of the S3 server (plain HTTP)")
 	fs.StringVar(&o.S3Key, "s3-key", os.Getenv("BENCH_S3_KEY"), "S3 access key")
 	fs.StringVar(&o.S3Secret, "s3-secret", os.Getenv("BENCH_S3_SECRET"), "S3 secret key")
+	fs.StringVar(&o.MinIO, "minio", "", "command starting the MinIO server (may begin with taskset and its CPUs): each S3 run then gets a fresh server on -s3-endpoint")
+	fs.StringVar(&o.MinIOConsole, "minio-console", "127.0.0.1:19001", "console address of the servers -minio starts")
 	fs.StringVar(&o.Work, "work", os.TempDir(), "directory for the contenders' output (same disk as the Source for copy)")
 	fs.IntVar(&o.Workers, "workers", 0, "viaduct fetch workers (0: its default)")
 	if err := fs.Parse(args); err != nil {
@@ -141,6 +144,17 @@ func runOne(ctx context.Context, o options, c string, round int) (result, string
 		return result{}, "", err
 	}
 	r := result{Contender: c, Round: round}
+	if o.MinIO != "" && (c == "viaduct" && o.Blobs == "s3" || strings.HasPrefix(c, "s3put")) {
+		stop, err := startMinIO(ctx, o, dir)
+		if err != nil {
+			return r, dir, err
+		}
+		defer func() {
+			if err := stop(); err != nil {
+				fmt.Fprintln(os.Stderr, "stopping MinIO:", err)
+			}
+		}()
+	}
 	switch c {
 	case "viaduct":
 		err = runViaduct(ctx, o, dir, &r)
