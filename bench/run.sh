@@ -13,8 +13,8 @@
 # Environment: RESYNC (the resync 2.0.1 directory; default ../shared/anchors/
 # resync-2.0.1 beside the checkout), WORK (scratch directory on the disk to
 # measure; default a new one under /var/tmp), ROUNDS (default 2), WARMUP
-# (rounds run first and left out of the table; default 1 for small and
-# s3, 0 for the longer runs), FLAT_N
+# (rounds run first and left out of the table; default 1 for small, big
+# and s3, 0 for large and flat), FLAT_N
 # (default 250000), MINIO (the MinIO server binary; default $(go env
 # GOPATH)/bin/minio), S3_PIN (1: MinIO on the second core, the Source and
 # the contenders on the first).
@@ -72,7 +72,7 @@ compare() {
 small() { source_up 20000 1024; compare -n 20000 -size 1024 -with resync,viaduct -warmup "${WARMUP:-1}"; source_down; }
 large() { source_up 100000 1024; compare -n 100000 -size 1024 -with resync,viaduct -warmup "${WARMUP:-0}"; source_down; }
 flat() { source_up "$FLAT_N" 1024; compare -n "$FLAT_N" -size 1024 -with viaduct -warmup "${WARMUP:-0}"; source_down; }
-big() { source_up 1000 10000000; compare -n 1000 -size 10000000 -with copy,viaduct -warmup "${WARMUP:-0}"; source_down; }
+big() { source_up 1000 10000000; compare -n 1000 -size 10000000 -with copy,viaduct -warmup "${WARMUP:-1}"; source_down; }
 s3() {
 	local key secret
 	key=bench$RANDOM
