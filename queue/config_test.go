@@ -30,7 +30,7 @@ dead_max_bytes: 1073741824
 		t.Fatalf("valid configuration rejected: %v", err)
 	}
 	if cfg.AckWait != 90*time.Second || len(cfg.Backoff) != 3 || cfg.Backoff[1] != 2*time.Minute ||
-		cfg.EventsMaxAge != 365*24*time.Hour || cfg.Replicas != 3 || cfg.DuplicateWindow != time.Minute {
+		cfg.EventsMaxAge != 365*24*time.Hour || cfg.Replicas != 3 || cfg.DuplicateWindow != 20*time.Second {
 		t.Errorf("decoded %+v", cfg)
 	}
 }
@@ -47,7 +47,7 @@ func TestConfigValidateNamesTheField(t *testing.T) {
 		{"queue.url", func(c *queue.Config) { c.URL = "a:4222" }},
 		{"queue.backoff", func(c *queue.Config) { c.MaxDeliver = 2 }},
 		{"queue.consumer", func(c *queue.Config) { c.Consumer = "fetch.workers" }},
-		{"queue.events_max_age", func(c *queue.Config) { c.EventsMaxAge = 30 * time.Second }},
+		{"queue.events_max_age", func(c *queue.Config) { c.EventsMaxAge = 10 * time.Second }},
 		{"queue.max_deliver", func(c *queue.Config) { c.MaxDeliver = 0 }},
 	} {
 		t.Run(tc.field, func(t *testing.T) {

@@ -178,7 +178,7 @@ func TestSharedSettingsKeptUnlessMigrating(t *testing.T) {
 		t.Fatal(err)
 	}
 	other.Close()
-	for _, want := range []string{"stream=EVENTS", "duplicate_window: found 1m0s, this node wants 3m0s", "max_deliver: found 3, this node wants 7", "bucket=viaduct_leases", "ttl 30s, this node wants 45s"} {
+	for _, want := range []string{"stream=EVENTS", "duplicate_window: found 20s, this node wants 3m0s", "max_deliver: found 3, this node wants 7", "bucket=viaduct_leases", "ttl 30s, this node wants 45s"} {
 		if !strings.Contains(logs.String(), want) {
 			t.Errorf("log does not say %q:\n%s", want, logs.String())
 		}
@@ -187,7 +187,7 @@ func TestSharedSettingsKeptUnlessMigrating(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := events.CachedInfo().Config.Duplicates; got != time.Minute {
+	if got := events.CachedInfo().Config.Duplicates; got != queue.Defaults().DuplicateWindow {
 		t.Fatalf("a node without migrate changed EVENTS' duplicate window to %s", got)
 	}
 
