@@ -27,9 +27,9 @@ import (
 // (see limitAt). A lone push is thus applied as soon as before, while a
 // stream is written in batches of thousands: each transaction costs about
 // a millisecond of its own, and every index page an event touches is
-// written to the WAL once per batch, however many of the batch's events touch it. Into a
-// catalog of 100,000 resources whose URIs are not listed in its byte
-// order, batches of 750 cost 150 CPU-µs and 41 KiB written per event,
+// written to the WAL once per batch, however many of the batch's events
+// touch it. Into a catalog of 100,000 resources whose URIs are not listed
+// in its byte order, batches of 750 cost 150 CPU-µs and 41 KiB written per event,
 // batches of 2,500 114 µs and 19.5 KiB (BenchmarkApplyIngest, catalog
 // schema 6; schema 7 writes 16.0 KiB at 2,500). A baseline from a plain
 // file server runs at 1,500-2,000 resources a second here: the bound of 2
