@@ -47,7 +47,7 @@ func TestConfigValidateNamesTheField(t *testing.T) {
 		{"queue.url", func(c *queue.Config) { c.URL = "a:4222" }},
 		{"queue.backoff", func(c *queue.Config) { c.MaxDeliver = 2 }},
 		{"queue.consumer", func(c *queue.Config) { c.Consumer = "fetch.workers" }},
-		{"queue.events_max_age", func(c *queue.Config) { c.EventsMaxAge = 10 * time.Second }},
+		{"queue.events_max_age", func(c *queue.Config) { c.EventsMaxAge = c.DuplicateWindow / 2 }},
 		{"queue.max_deliver", func(c *queue.Config) { c.MaxDeliver = 0 }},
 	} {
 		t.Run(tc.field, func(t *testing.T) {

@@ -178,7 +178,7 @@ func TestSharedSettingsKeptUnlessMigrating(t *testing.T) {
 		t.Fatal(err)
 	}
 	other.Close()
-	for _, want := range []string{"stream=EVENTS", "duplicate_window: found 20s, this node wants 3m0s", "max_deliver: found 3, this node wants 7", "bucket=viaduct_leases", "ttl 30s, this node wants 45s"} {
+	for _, want := range []string{"stream=EVENTS", "duplicate_window: found " + queue.Defaults().DuplicateWindow.String() + ", this node wants 3m0s", "max_deliver: found 3, this node wants 7", "bucket=viaduct_leases", "ttl 30s, this node wants 45s"} {
 		if !strings.Contains(logs.String(), want) {
 			t.Errorf("log does not say %q:\n%s", want, logs.String())
 		}

@@ -192,7 +192,14 @@ func TestCloseLetsADeliveryInFlightEnd(t *testing.T) {
 	}
 	sub := cb.subscribe(t, he, "x", "3600")
 	first := publishN(t, he, 1)
-	<-closed
+	eventually(t, "the hub to close", func() bool {
+		select {
+		case <-closed:
+			return true
+		default:
+			return false
+		}
+	})
 	if n := outbox.Len(sub.ID()); n != 0 {
 		t.Fatalf("%d deliveries queued after the subscriber took the one in flight, want 0", n)
 	}
