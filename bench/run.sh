@@ -74,11 +74,9 @@ large() { source_up 100000 1024; compare -n 100000 -size 1024 -with resync,viadu
 flat() { source_up "$FLAT_N" 1024; compare -n "$FLAT_N" -size 1024 -with viaduct -warmup "${WARMUP:-0}"; source_down; }
 big() { source_up 1000 10000000; compare -n 1000 -size 10000000 -with copy,viaduct -warmup "${WARMUP:-1}"; source_down; }
 s3() {
-	local key secret
-	key=bench$RANDOM
-	secret=$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
-	# Every contender's run gets a fresh MinIO (compare -minio), so that
-	# none writes into a server holding the objects of the runs before it.
+	# Every contender's run gets a fresh MinIO (compare -minio) on free
+	# loopback ports, so that none writes into a server holding the
+	# objects of the runs before it.
 	# S3_PIN=1 gives MinIO the second core and everything else the first,
 	# as an S3 service on hardware of its own would be: the rates then say
 	# how near each client comes to the server's limit, not how the three
@@ -86,8 +84,7 @@ s3() {
 	local minio=$MINIO
 	if [ "${S3_PIN:-}" = 1 ]; then minio="taskset -c 1 $MINIO"; pin=(taskset -c 0); fi
 	source_up 20000 1024
-	BENCH_S3_KEY=$key BENCH_S3_SECRET=$secret compare -n 20000 -size 1024 -with s3put,s3put-unsigned,viaduct -blobs s3 \
-		-s3-endpoint 127.0.0.1:19000 -minio "$minio" -minio-console 127.0.0.1:19001 -warmup "${WARMUP:-1}"
+	compare -n 20000 -size 1024 -with s3put,s3put-unsigned,viaduct -blobs s3 -minio "$minio" -warmup "${WARMUP:-1}"
 	source_down
 }
 

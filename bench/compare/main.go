@@ -31,6 +31,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/viaduct-mirror/viaduct/internal/miniotest"
 )
 
 // options are compare's flags.
@@ -43,7 +45,7 @@ type options struct {
 	Contenders                        []string
 	Blobs                             string
 	S3Endpoint, S3Key, S3Secret       string
-	MinIO, MinIOConsole               string
+	MinIO                             string
 	Work                              string
 	Workers                           int
 }
@@ -74,8 +76,7 @@ func run(ctx context.Context, args []string) error {
 	fs.StringVar(&o.S3Endpoint, "s3-endpoint", "", "host:port of the S3 server (plain HTTP)")
 	fs.StringVar(&o.S3Key, "s3-key", os.Getenv("BENCH_S3_KEY"), "S3 access key")
 	fs.StringVar(&o.S3Secret, "s3-secret", os.Getenv("BENCH_S3_SECRET"), "S3 secret key")
-	fs.StringVar(&o.MinIO, "minio", "", "command starting the MinIO server (may begin with taskset and its CPUs): each S3 run then gets a fresh server on -s3-endpoint")
-	fs.StringVar(&o.MinIOConsole, "minio-console", "127.0.0.1:19001", "console address of the servers -minio starts")
+	fs.StringVar(&o.MinIO, "minio", "", "the MinIO server binary, possibly preceded by taskset and its CPUs: each S3 run then gets a fresh server of its own instead of -s3-endpoint")
 	fs.StringVar(&o.Work, "work", os.TempDir(), "directory for the contenders' output (same disk as the Source for copy)")
 	fs.IntVar(&o.Workers, "workers", 0, "viaduct fetch workers (0: its default)")
 	if err := fs.Parse(args); err != nil {
@@ -171,16 +172,20 @@ func runOne(ctx context.Context, o options, c string, round int) (result, string
 		return result{}, "", err
 	}
 	r := result{Contender: c, Round: round}
+	// Every S3 run gets a server of its own: one kept for the whole run
+	// would hold the objects of every run before, and each contender's
+	// rate would depend on its place in the order.
 	if o.MinIO != "" && (c == "viaduct" && o.Blobs == "s3" || strings.HasPrefix(c, "s3put")) {
-		stop, err := startMinIO(ctx, o, dir)
+		srv, err := miniotest.Launch(strings.Fields(o.MinIO), filepath.Join(dir, "minio"))
 		if err != nil {
 			return r, dir, err
 		}
 		defer func() {
-			if err := stop(); err != nil {
+			if err := srv.Stop(); err != nil {
 				fmt.Fprintln(os.Stderr, "stopping MinIO:", err)
 			}
 		}()
+		o.S3Endpoint, o.S3Key, o.S3Secret = srv.Endpoint, srv.AccessKey, srv.SecretKey
 	}
 	switch c {
 	case "viaduct":

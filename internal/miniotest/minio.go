@@ -27,7 +27,7 @@ const startTimeout = 30 * time.Second
 func Start(t testing.TB) (endpoint, accessKey, secretKey string) {
 	t.Helper()
 	bin := binaryOrSkip(t)
-	p, err := launchRetry(bin, t.TempDir(), t.TempDir())
+	p, err := launchRetry([]string{bin}, t.TempDir(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,20 +53,47 @@ func binaryOrSkip(t testing.TB) string {
 	return bin
 }
 
+// Server is a MinIO server started by Launch, outside a test.
+type Server struct {
+	// Endpoint is its address (host:port, plain HTTP); AccessKey and
+	// SecretKey its root credentials.
+	Endpoint, AccessKey, SecretKey string
+	p                              *process
+}
+
+// Launch starts a MinIO server as Start does, outside a test (the
+// benchmark harness gives each measured run a fresh one): its data and
+// certificates in dir, returning once it serves S3 requests. command is
+// the binary (see Binary), possibly preceded by a wrapper that execs it,
+// such as `taskset -c 1`.
+func Launch(command []string, dir string) (*Server, error) {
+	if len(command) == 0 {
+		return nil, fmt.Errorf("starting MinIO: no command")
+	}
+	p, err := launchRetry(command, filepath.Join(dir, "data"), filepath.Join(dir, "certs"))
+	if err != nil {
+		return nil, err
+	}
+	return &Server{Endpoint: p.addr, AccessKey: p.user, SecretKey: p.password, p: p}, nil
+}
+
+// Stop stops the server (see process.stop); its data stays in dir.
+func (s *Server) Stop() error { return s.p.stop() }
+
 // launchRetry starts a server with fresh random credentials. A port found
 // free can be taken before MinIO binds it, so a server that dies at
 // start-up is tried again on fresh ports.
-func launchRetry(bin, data, certs string) (*process, error) {
+func launchRetry(command []string, data, certs string) (*process, error) {
 	user, password := randomHex(8), randomHex(16)
 	var errs []string
 	for range 3 {
-		p, err := launch(bin, data, certs, user, password)
+		p, err := launch(command, data, certs, user, password)
 		if err == nil {
 			return p, nil
 		}
 		errs = append(errs, err.Error())
 	}
-	return nil, fmt.Errorf("starting MinIO (%s):\n%s", bin, strings.Join(errs, "\n"))
+	return nil, fmt.Errorf("starting MinIO (%s):\n%s", strings.Join(command, " "), strings.Join(errs, "\n"))
 }
 
 // Binary finds the MinIO server binary as Start does.
@@ -104,13 +131,14 @@ type process struct {
 	exited         chan struct{} // closed once the process has been waited for
 }
 
-func launch(bin, data, certs, user, password string) (*process, error) {
+func launch(command []string, data, certs, user, password string) (*process, error) {
 	addr, console, err := freePorts()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "server", data,
+	args := append(command[1:len(command):len(command)], "server", data,
 		"--address", addr, "--console-address", console, "--certs-dir", certs)
+	cmd := exec.Command(command[0], args...)
 	cmd.Env = append(os.Environ(),
 		"MINIO_ROOT_USER="+user,
 		"MINIO_ROOT_PASSWORD="+password,

@@ -38,7 +38,7 @@ func (s *Shared) Start(t testing.TB) (endpoint, accessKey, secretKey string) {
 			return
 		}
 		data, certs := filepath.Join(s.dir, "data"), filepath.Join(s.dir, "certs")
-		s.p, s.err = launchRetry(bin, data, certs)
+		s.p, s.err = launchRetry([]string{bin}, data, certs)
 	})
 	if s.err != nil {
 		t.Fatal(s.err)
