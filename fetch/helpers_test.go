@@ -3,11 +3,11 @@ package fetch
 import (
 	"context"
 	"encoding/json"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
 	"testing"
 	"time"
 
@@ -192,27 +192,29 @@ func dirStore(t testing.TB) (*dir.Store, string) {
 	if err != nil {
 		t.Fatalf("dir store: %v", err)
 	}
+	dirStores.Store(root, s)
+	t.Cleanup(func() { s.Close() })
 	return s, root
 }
 
-// blobFiles lists the committed blobs under a directory store's root.
+// dirStores holds the stores dirStore made, by root, for blobFiles.
+var dirStores sync.Map
+
+// blobFiles lists the blobs committed to the directory store dirStore
+// made at root, packed or in files of their own, as the store lists them.
 func blobFiles(t testing.TB, root string) []string {
 	t.Helper()
+	s, ok := dirStores.Load(root)
+	if !ok {
+		t.Fatalf("no store was made at %s", root)
+	}
 	var keys []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && p != root && d.Name() == "tmp" {
-			return filepath.SkipDir
-		}
-		if !d.IsDir() && len(d.Name()) == storage.KeyLen {
-			keys = append(keys, d.Name())
-		}
+	err := s.(*dir.Store).List(context.Background(), func(in storage.Info) error {
+		keys = append(keys, in.Key)
 		return nil
 	})
 	if err != nil {
-		t.Fatalf("walk %s: %v", root, err)
+		t.Fatalf("listing %s: %v", root, err)
 	}
 	sort.Strings(keys)
 	return keys

@@ -93,6 +93,7 @@ type Deps struct {
 type Report struct {
 	Seq                           uint64 // the catalog snapshot the references came from
 	Blobs, Bytes                  int64
+	Compacted                     int64 // bytes a store's compaction freed (see storage.Compactor)
 	Tombstones, Changes, Packages int64
 	Marked                        int // unreferenced blobs waiting out the grace period
 	Skipped                       bool
@@ -187,7 +188,7 @@ func (c *Collector) Collect(ctx context.Context) (Report, error) {
 	}
 	c.m.runs.WithLabelValues("done").Inc()
 	c.m.last.SetToCurrentTime()
-	c.log.InfoContext(ctx, "gc: collection done", "seq", r.Seq, "blobs", r.Blobs, "bytes", r.Bytes,
+	c.log.InfoContext(ctx, "gc: collection done", "seq", r.Seq, "blobs", r.Blobs, "bytes", r.Bytes, "compacted_bytes", r.Compacted,
 		"tombstones", r.Tombstones, "changes", r.Changes, "dump_packages", r.Packages, "waiting", r.Marked,
 		"took", c.now().Sub(start))
 	return r, nil

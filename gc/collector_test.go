@@ -1,11 +1,13 @@
 package gc
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -40,7 +42,9 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cat.Close() })
-	store, err := dir.New(filepath.Join(tmp, "blobs"))
+	// A file per blob: put dates blobs back by their files' times.
+	// TestCompactsPacks collects from packs.
+	store, err := dir.New(filepath.Join(tmp, "blobs"), dir.PackBelow(0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -386,4 +390,65 @@ func TestLaggingPeerKeepsBlob(t *testing.T) {
 	if r, err := c.Collect(ctx); err != nil || r.Blobs != 1 || exists(e.store, key) {
 		t.Fatalf("with every node at sequence 1: %+v, %v; want the blob deleted", r, err)
 	}
+}
+
+// TestCompactsPacks: a collection that deletes packed blobs also rewrites
+// the pack they leave mostly empty, and reports the bytes freed; the
+// referenced blob in it stays readable.
+func TestCompactsPacks(t *testing.T) {
+	e := newEnv(t)
+	root := t.TempDir()
+	st, err := dir.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := []byte("referenced")
+	var garbage []string
+	for _, data := range [][]byte{live, bytes.Repeat([]byte("a"), 2000), bytes.Repeat([]byte("b"), 2000)} {
+		k, err := putBytes(st, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		garbage = append(garbage, k)
+	}
+	garbage = garbage[1:]
+	st.Close()
+	// Reopened, the store writes to a new pack: the first can be rewritten.
+	if e.store, err = dir.New(root); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.store.Close() })
+	if err := e.publish("http://s/live", live, resourcesync.Created, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	c := e.collector(t, Config{Every: time.Hour, Grace: time.Hour}, nil)
+	now := time.Now().Add(48 * time.Hour)
+	c.now = func() time.Time { return now }
+	ctx := context.Background()
+	if r, err := c.Collect(ctx); err != nil || r.Marked != 2 || r.Compacted != 0 {
+		t.Fatalf("first collection: %+v, %v; want 2 marked, nothing compacted", r, err)
+	}
+	now = now.Add(2 * time.Hour)
+	r, err := c.Collect(ctx)
+	if err != nil || r.Blobs != 2 || r.Compacted == 0 {
+		t.Fatalf("second collection: %+v, %v; want 2 deleted and their pack compacted", r, err)
+	}
+	for _, k := range garbage {
+		if exists(e.store, k) {
+			t.Errorf("deleted blob %s still stored", k)
+		}
+	}
+	b, err := e.store.Open(ctx, hexSum(live))
+	if err != nil {
+		t.Fatalf("referenced blob after compaction: %v", err)
+	}
+	defer b.Close()
+	if got, _ := io.ReadAll(b); !bytes.Equal(got, live) {
+		t.Errorf("referenced blob reads %q", got)
+	}
+}
+
+func hexSum(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
 }

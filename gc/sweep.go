@@ -72,6 +72,15 @@ func (c *Collector) sweep(ctx context.Context, r *Report) error {
 	if err != nil {
 		return fmt.Errorf("gc: sweeping the blob store: %w", err)
 	}
+	if cp, ok := c.sw.(storage.Compactor); ok {
+		// The directory store's packs keep a deleted blob's bytes until
+		// they are rewritten without them.
+		freed, err := cp.Compact(ctx)
+		r.Compacted = freed
+		if err != nil {
+			return fmt.Errorf("gc: compacting the blob store: %w", err)
+		}
+	}
 	return c.forgetGone(ctx, superseded)
 }
 

@@ -21,7 +21,11 @@ func openBlobs(ctx context.Context, cfg BlobsConfig, log *slog.Logger) (storage.
 		}
 		return st, nil
 	default:
-		st, err := dir.New(cfg.Dir, dir.SyncInterval(cfg.SyncInterval))
+		pack := cfg.PackBelow
+		if cfg.Shared {
+			pack = 0
+		}
+		st, err := dir.New(cfg.Dir, dir.SyncInterval(cfg.SyncInterval), dir.PackBelow(pack))
 		if err != nil {
 			return nil, fmt.Errorf("opening blob directory %s: %w", cfg.Dir, err)
 		}

@@ -103,6 +103,12 @@ type BlobsConfig struct {
 	// rounds (see storage/dir): commits arriving meanwhile share the next
 	// round. Default 3ms; 0 runs rounds back to back.
 	SyncInterval time.Duration `yaml:"sync_interval"`
+	// PackBelow is the size in bytes up to which the directory store
+	// appends a blob to a shared pack file instead of giving it a file
+	// of its own (see storage/dir); 0 gives every blob its own file.
+	// Ignored with Shared: the pack index is a SQLite database, which a
+	// network file system does not share safely. Default 65536.
+	PackBelow int64 `yaml:"pack_below"`
 	// Shared declares that Dir is one directory every node sees (a
 	// network file system): the only way a directory store may back
 	// several nodes sharing an external queue (queue.url), since each
@@ -135,7 +141,7 @@ func Defaults() Config {
 		Log:       LogConfig{Level: "info", Format: "text"},
 		Tracing:   TracingConfig{SampleRatio: 1},
 		Queue:     queue.Defaults(),
-		Blobs:     BlobsConfig{Kind: "dir", SyncInterval: dir.DefaultSyncInterval, S3: s3.Config{TLS: true}},
+		Blobs:     BlobsConfig{Kind: "dir", SyncInterval: dir.DefaultSyncInterval, PackBelow: dir.DefaultPackBelow, S3: s3.Config{TLS: true}},
 		Upstream:  upstream.DefaultConfig(),
 		Fetch:     fetch.Defaults(),
 		Harvest:   harvester.Defaults(),
@@ -264,6 +270,9 @@ func (c *Config) Validate() error {
 	case "dir":
 		if c.Blobs.SyncInterval < 0 || c.Blobs.SyncInterval > time.Second {
 			errs = append(errs, fmt.Errorf("blobs.sync_interval: %v is not between 0 and 1s", c.Blobs.SyncInterval))
+		}
+		if c.Blobs.PackBelow < 0 || c.Blobs.PackBelow > 16<<20 {
+			errs = append(errs, fmt.Errorf("blobs.pack_below: %d is not between 0 and 16 MiB", c.Blobs.PackBelow))
 		}
 	case "s3":
 		// The store's own checks, which used to run only when it opened.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -230,6 +231,9 @@ func (n *Node) Close() error {
 		n.adminLn.Close()
 	}
 	n.wg.Wait()
+	if c, ok := n.blobs.(io.Closer); ok {
+		errs = append(errs, c.Close())
+	}
 	if n.cat != nil {
 		errs = append(errs, n.cat.Close())
 	}

@@ -57,6 +57,14 @@ type Sweeper interface {
 	DeleteIdle(ctx context.Context, key string, since time.Time) (bool, error)
 }
 
+// Compactor is a store whose deletions leave space behind to reclaim in a
+// step of their own, as the directory store's packs do. Garbage
+// collection calls Compact after its deletions; it returns the bytes
+// freed.
+type Compactor interface {
+	Compact(ctx context.Context) (freed int64, err error)
+}
+
 // Touch touches key in s when s is a Sweeper, else only stats it: what a
 // fetch worker calls when it finds the bytes it was about to fetch already
 // stored, before it publishes an event that refers to them.

@@ -15,7 +15,7 @@ import (
 // TestLayoutKeptAcrossOpens: a new store records one level and keeps it.
 func TestLayoutKeptAcrossOpens(t *testing.T) {
 	root := t.TempDir()
-	s, err := New(root)
+	s, err := New(root, PackBelow(0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func TestLayoutKeptAcrossOpens(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(root, LayoutFile)); err != nil || strings.TrimSpace(string(b)) != "fan-out 1" {
 		t.Fatalf("layout file: %q, %v", b, err)
 	}
-	again, err := New(root)
+	again, err := New(root, PackBelow(0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestLayoutOfAnOlderStore(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, old), []byte("old blob"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(root)
+	s, err := New(root, PackBelow(0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestLayoutUnknown(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, LayoutFile), []byte("fan-out 3\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := New(root); err == nil || !strings.Contains(err.Error(), "fan-out 3") {
+	if _, err := New(root, PackBelow(0)); err == nil || !strings.Contains(err.Error(), "fan-out 3") {
 		t.Fatalf("New with an unknown layout: %v, want an error naming it", err)
 	}
 }

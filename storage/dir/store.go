@@ -28,6 +28,10 @@ type Store struct {
 	fanOut *fanOut
 	// depth is the layout's number of fan-out levels (see layout.go).
 	depth int
+	// packs holds the blobs of at most packBelow bytes; nil when every
+	// blob has a file of its own.
+	packs     *packs
+	packBelow int64
 }
 
 var (
@@ -38,7 +42,10 @@ var (
 // Option adjusts a Store at New.
 type Option func(*options)
 
-type options struct{ syncGap time.Duration }
+type options struct {
+	syncGap   time.Duration
+	packBelow int64
+}
 
 // DefaultSyncInterval is the least time between the starts of two sync
 // rounds unless SyncInterval says otherwise. A round costs about the same
@@ -57,10 +64,18 @@ func SyncInterval(d time.Duration) Option {
 	return func(o *options) { o.syncGap = max(d, 0) }
 }
 
+// PackBelow sets the size up to which a blob is appended to a shared pack
+// file rather than given a file of its own (DefaultPackBelow unless
+// set); zero or less gives every blob its own file. Blobs already stored
+// stay where they are whatever the setting.
+func PackBelow(n int64) Option {
+	return func(o *options) { o.packBelow = max(n, 0) }
+}
+
 // New opens the store at root, creating the directory when it is missing,
 // and removes temporary files a crash left behind.
 func New(root string, opts ...Option) (*Store, error) {
-	o := options{syncGap: DefaultSyncInterval}
+	o := options{syncGap: DefaultSyncInterval, packBelow: DefaultPackBelow}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -92,7 +107,21 @@ func New(root string, opts ...Option) (*Store, error) {
 		run = syncDirs
 	}
 	s.group = newGrouper(run, o.syncGap)
+	if o.packBelow > 0 || packsExist(root) {
+		if s.packs, err = openPacks(root, o.syncGap); err != nil {
+			return nil, fmt.Errorf("blob directory %s: %w", root, err)
+		}
+		s.packBelow = o.packBelow
+	}
 	return s, nil
+}
+
+// Close closes the pack index. The store is not to be used after it.
+func (s *Store) Close() error {
+	if s.packs == nil {
+		return nil
+	}
+	return s.packs.close()
 }
 
 // Root is the directory the store keeps its blobs in.
@@ -113,6 +142,20 @@ func (s *Store) Create(ctx context.Context, want storage.Expect) (storage.BlobWr
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	w := newWriter(s, want)
+	if s.packBelow > 0 && want.Size <= s.packBelow {
+		// Held in memory while it may still be packed; see writer.spill.
+		w.buf = make([]byte, 0, max(want.Size, 0))
+		return w, nil
+	}
+	if err := w.spill(); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// createTemp creates a temporary file for a blob's bytes.
+func (s *Store) createTemp() (*os.File, error) {
 	var f *os.File
 	var err error
 	if s.anon {
@@ -123,13 +166,18 @@ func (s *Store) Create(ctx context.Context, want storage.Expect) (storage.BlobWr
 	if err != nil {
 		return nil, fmt.Errorf("creating temporary blob in %s: %w", s.tmp, err)
 	}
-	return newWriter(s, f, s.anon, s.group.mark(), want), nil
+	return f, nil
 }
 
 // Open opens the blob's file.
 func (s *Store) Open(ctx context.Context, key string) (storage.Blob, error) {
 	if err := storage.CheckKey(key); err != nil {
 		return nil, err
+	}
+	if s.packs != nil {
+		if b, ok, err := s.openPacked(ctx, key); ok || err != nil {
+			return b, err
+		}
 	}
 	f, err := os.Open(s.path(key))
 	if err != nil {
@@ -148,6 +196,15 @@ func (s *Store) Stat(ctx context.Context, key string) (storage.Info, error) {
 	if err := storage.CheckKey(key); err != nil {
 		return storage.Info{}, err
 	}
+	if s.packs != nil {
+		loc, ok, err := s.packs.find(ctx, key)
+		if err != nil {
+			return storage.Info{}, fmt.Errorf("blob %s: pack index: %w", key, err)
+		}
+		if ok {
+			return loc.info(key), nil
+		}
+	}
 	fi, err := os.Stat(s.path(key))
 	if err != nil {
 		return storage.Info{}, notFound(key, err)
@@ -160,6 +217,11 @@ func (s *Store) Stat(ctx context.Context, key string) (storage.Info, error) {
 func (s *Store) Delete(ctx context.Context, key string) error {
 	if err := storage.CheckKey(key); err != nil {
 		return err
+	}
+	if s.packs != nil {
+		if _, err := s.packs.remove(ctx, key, time.Time{}); err != nil {
+			return fmt.Errorf("deleting blob %s: pack index: %w", key, err)
+		}
 	}
 	p := s.path(key)
 	switch err := os.Remove(p); {

@@ -16,16 +16,30 @@ import (
 	"github.com/viaduct-mirror/viaduct/storage/storagetest"
 )
 
-func newStore(t *testing.T) *Store {
+// newStore opens a store in a new directory; unless opts say otherwise,
+// every blob has a file of its own, which most tests here look at.
+func newStore(t *testing.T, opts ...Option) *Store {
 	t.Helper()
-	s, err := New(t.TempDir())
+	s, err := New(t.TempDir(), append([]Option{PackBelow(0)}, opts...)...)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
+	t.Cleanup(func() { s.Close() })
 	return s
 }
 
+// TestSuite runs the suite on the store as New makes it: small blobs
+// packed, larger ones in files of their own.
 func TestSuite(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T) storage.Blobs {
+		s := newStore(t, PackBelow(DefaultPackBelow))
+		t.Cleanup(func() { wantNoTemporaries(t, s) })
+		return s
+	})
+}
+
+// TestSuiteFiles runs the suite with every blob in a file of its own.
+func TestSuiteFiles(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T) storage.Blobs {
 		s := newStore(t)
 		t.Cleanup(func() { wantNoTemporaries(t, s) })
@@ -58,7 +72,7 @@ func wantNoTemporaries(t *testing.T, s *Store) {
 
 func TestNewCleansTemporaries(t *testing.T) {
 	root := t.TempDir()
-	s, err := New(root)
+	s, err := New(root, PackBelow(0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +86,7 @@ func TestNewCleansTemporaries(t *testing.T) {
 	if left, _ := os.ReadDir(s.tmp); len(left) != 1 {
 		t.Fatalf("want one temporary while writing, found %d", len(left))
 	}
-	s2, err := New(root)
+	s2, err := New(root, PackBelow(0))
 	if err != nil {
 		t.Fatalf("New after a crash: %v", err)
 	}
@@ -92,7 +106,7 @@ func TestNewNeedsPath(t *testing.T) {
 }
 
 func BenchmarkPut(b *testing.B) {
-	s, err := New(b.TempDir())
+	s, err := New(b.TempDir(), PackBelow(0))
 	if err != nil {
 		b.Fatal(err)
 	}

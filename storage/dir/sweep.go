@@ -18,7 +18,9 @@ var _ storage.Sweeper = (*Store)(nil)
 
 // List walks the fan-out directories and calls fn for each blob file:
 // names that are not keys (the layout file, temporaries) are skipped.
+// Then it lists the packed blobs.
 func (s *Store) List(ctx context.Context, fn func(storage.Info) error) error {
+	packs := filepath.Join(s.root, "packs")
 	err := filepath.WalkDir(s.root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -27,7 +29,7 @@ func (s *Store) List(ctx context.Context, fn func(storage.Info) error) error {
 			return err
 		}
 		if d.IsDir() {
-			if path == s.tmp {
+			if path == s.tmp || path == packs {
 				return filepath.SkipDir
 			}
 			return ctx.Err()
@@ -45,6 +47,9 @@ func (s *Store) List(ctx context.Context, fn func(storage.Info) error) error {
 		}
 		return fn(info(key, fi))
 	})
+	if err == nil && s.packs != nil {
+		err = s.listPacked(ctx, fn)
+	}
 	if err != nil {
 		return fmt.Errorf("listing blob directory %s: %w", s.root, err)
 	}
@@ -57,6 +62,15 @@ func (s *Store) Touch(ctx context.Context, key string) (storage.Info, error) {
 		return storage.Info{}, err
 	}
 	now := time.Now()
+	if s.packs != nil {
+		loc, ok, err := s.packs.touch(ctx, key, now)
+		if err != nil {
+			return storage.Info{}, fmt.Errorf("blob %s: pack index: %w", key, err)
+		}
+		if ok {
+			return loc.info(key), nil
+		}
+	}
 	if err := os.Chtimes(s.path(key), now, now); err != nil {
 		return storage.Info{}, notFound(key, err)
 	}
@@ -67,10 +81,21 @@ func (s *Store) Touch(ctx context.Context, key string) (storage.Info, error) {
 // that a commit or touch racing with it either came before (the moved
 // file's time says so, and it is moved back) or finds the name gone (and
 // stores the bytes again): the decision is taken on a file no one else
-// can reach any more.
+// can reach any more. A packed blob's row is deleted in one statement
+// that checks its time, which a touch or commit updates under the same
+// lock.
 func (s *Store) DeleteIdle(ctx context.Context, key string, since time.Time) (bool, error) {
 	if err := storage.CheckKey(key); err != nil {
 		return false, err
+	}
+	if s.packs != nil {
+		gone, err := s.packs.remove(ctx, key, since)
+		if err != nil {
+			return false, fmt.Errorf("deleting blob %s: pack index: %w", key, err)
+		}
+		if gone {
+			return true, nil
+		}
 	}
 	var b [8]byte
 	_, _ = rand.Read(b[:])

@@ -13,12 +13,14 @@ import (
 	"github.com/viaduct-mirror/viaduct/storage"
 )
 
-// writer is a blob being written to a temporary file. It is used by one
+// writer is a blob being written, held in memory while it may still be
+// packed and in a temporary file once it may not. It is used by one
 // goroutine at a time.
 type writer struct {
 	s    *Store
-	f    *os.File
-	anon bool // f has no name until it is linked under its key
+	buf  []byte   // the bytes so far, while f is nil
+	f    *os.File // nil while the bytes are in buf
+	anon bool     // f has no name until it is linked under its key
 	h    *resourcesync.Hasher
 	mark uint64 // the store's sync rounds when writing began
 	key  string // set once committed
@@ -27,8 +29,25 @@ type writer struct {
 
 var _ storage.BlobWriter = (*writer)(nil)
 
-func newWriter(s *Store, f *os.File, anon bool, mark uint64, want storage.Expect) *writer {
-	return &writer{s: s, f: f, anon: anon, h: resourcesync.NewHasherFor(want.Size, want.SHA1), mark: mark}
+func newWriter(s *Store, want storage.Expect) *writer {
+	return &writer{s: s, h: resourcesync.NewHasherFor(want.Size, want.SHA1)}
+}
+
+// spill moves the writer's bytes to a temporary file: the blob is too
+// large to be packed.
+func (w *writer) spill() error {
+	f, err := w.s.createTemp()
+	if err != nil {
+		return err
+	}
+	w.f, w.anon, w.mark = f, w.s.anon, w.s.group.mark()
+	if len(w.buf) > 0 {
+		if _, err := f.Write(w.buf); err != nil {
+			return fmt.Errorf("writing temporary blob %s: %w", f.Name(), err)
+		}
+	}
+	w.buf = nil
+	return nil
 }
 
 var errClosed = errors.New("blob writer already committed or aborted")
@@ -36,6 +55,16 @@ var errClosed = errors.New("blob writer already committed or aborted")
 func (w *writer) Write(p []byte) (int, error) {
 	if w.done {
 		return 0, errClosed
+	}
+	if w.f == nil && int64(len(w.buf)+len(p)) > w.s.packBelow {
+		if err := w.spill(); err != nil {
+			return 0, err
+		}
+	}
+	if w.f == nil {
+		w.buf = append(w.buf, p...)
+		w.h.Write(p)
+		return len(p), nil
 	}
 	n, err := w.f.Write(p)
 	if _, herr := w.h.Write(p[:n]); herr != nil {
@@ -64,7 +93,11 @@ func (w *writer) Commit(ctx context.Context) (string, error) {
 		return "", err
 	}
 	key := w.h.Sum().Get(resourcesync.SHA256)
-	if err := w.commit(key); err != nil {
+	commit := w.commit
+	if w.f == nil {
+		commit = w.commitPacked
+	}
+	if err := commit(key); err != nil {
 		w.Abort()
 		return "", fmt.Errorf("committing blob %s: %w", key, err)
 	}
@@ -155,6 +188,10 @@ func (w *writer) Abort() error {
 	}
 	w.done = true
 	w.h.Close()
+	if w.f == nil {
+		w.buf = nil
+		return nil
+	}
 	w.f.Close()
 	if w.anon {
 		return nil // closing an anonymous file frees it
@@ -163,4 +200,30 @@ func (w *writer) Abort() error {
 		return fmt.Errorf("removing temporary blob: %w", err)
 	}
 	return nil
+}
+
+// commitPacked stores the bytes held in memory in a pack, unless the
+// blob is stored already: packed (it is then touched), or in a file of
+// its own from before packing or while it was off.
+func (w *writer) commitPacked(key string) error {
+	ctx := context.Background()
+	now := time.Now()
+	// A read first: it waits for no write, and a new blob (nearly every
+	// one) needs no more.
+	_, ok, err := w.s.packs.find(ctx, key)
+	if err == nil && ok {
+		_, ok, err = w.s.packs.touch(ctx, key, now)
+	}
+	if err != nil {
+		return fmt.Errorf("pack index: %w", err)
+	}
+	if ok {
+		return nil
+	}
+	if err := os.Chtimes(w.s.path(key), now, now); err == nil {
+		return nil
+	}
+	err = w.s.packs.commit(key, w.buf, now)
+	w.buf = nil
+	return err
 }

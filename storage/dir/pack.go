@@ -1,0 +1,437 @@
+package dir
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	// The pack index's SQLite driver, registered as "sqlite3".
+	_ "github.com/mattn/go-sqlite3"
+	"golang.org/x/sys/unix"
+)
+
+// DefaultPackBelow is the size up to which a blob is packed rather than
+// given a file of its own (see the package doc).
+const DefaultPackBelow = 64 << 10
+
+// packFileMax is the size at which a pack file is closed and the next
+// one begun. Compaction rewrites what is left of a pack, so smaller
+// packs free space in smaller steps.
+const packFileMax = 64 << 20
+
+// A record in a pack file is a header (packMagic, the blob's sha-256 as
+// 32 bytes, its length as 4 bytes big-endian) followed by its bytes. The
+// header makes a pack readable without its index: every record says
+// which blob it holds, and the bytes prove it.
+const packHeaderLen = 4 + 32 + 4
+
+var packMagic = [4]byte{'v', 'd', 'p', '1'}
+
+const packSchema = `
+CREATE TABLE IF NOT EXISTS blobs (
+	key   BLOB PRIMARY KEY, -- sha-256, 32 bytes
+	pack  INTEGER NOT NULL,
+	off   INTEGER NOT NULL, -- of the record's header
+	len   INTEGER NOT NULL, -- of the blob
+	mtime INTEGER NOT NULL  -- committed or touched, Unix nanoseconds
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS packs (
+	id   INTEGER PRIMARY KEY,
+	live INTEGER NOT NULL -- bytes of the records the index points at
+);`
+
+// packs keeps small blobs as records appended to shared files, and an
+// index of them in a SQLite database beside them (root/packs/index.db).
+// A commit queues its record; a round writes every record queued since
+// the last one to the active pack, syncs the pack, and then inserts the
+// records' index rows in one transaction, which is synced too. A blob is
+// visible, to Open and Stat, once its row is; a crash before that leaves
+// a record no row points at, which compaction reclaims.
+type packs struct {
+	dir string
+	db  *sql.DB
+	gap time.Duration
+
+	mu        sync.Mutex
+	cur       *packRound            // gathering; nil when empty
+	pending   map[string]*packRound // new blobs queued, by key
+	leading   bool                  // a goroutine is running rounds
+	lastStart time.Time
+
+	// The active pack, owned by the goroutine running rounds; active is
+	// its id for compaction, which leaves it alone.
+	f      *os.File
+	id     int64
+	size   int64
+	active atomic.Int64
+	nextID int64
+}
+
+// packRecord is a blob waiting for a round.
+type packRecord struct {
+	key   string // hex sha-256
+	data  []byte
+	mtime int64
+	// from, for a record compaction moves, is where the row pointed;
+	// the row is moved only if it still points there.
+	from *packLoc
+}
+
+// packLoc is where a record lives, and what the index says of it.
+type packLoc struct {
+	pack, off, size, mtime int64
+}
+
+type packRound struct {
+	recs []packRecord
+	done chan struct{}
+	err  error
+}
+
+func openPacks(root string, gap time.Duration) (*packs, error) {
+	d := filepath.Join(root, "packs")
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		return nil, err
+	}
+	u := url.URL{Scheme: "file", Path: filepath.Join(d, "index.db")}
+	// synchronous=FULL: a commit returns once its rows are durable.
+	db, err := sql.Open("sqlite3", u.String()+"?_journal_mode=WAL&_synchronous=FULL&_busy_timeout=10000&_txlock=immediate")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := db.Exec(packSchema); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("pack index %s: %w", d, err)
+	}
+	p := &packs{dir: d, db: db, gap: gap, pending: map[string]*packRound{}}
+	// Every start begins a new pack: the active one of the process
+	// before may end in a record it wrote but never indexed.
+	var top sql.NullInt64
+	if err := db.QueryRow(`SELECT max(id) FROM packs`).Scan(&top); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("pack index %s: %w", d, err)
+	}
+	p.nextID = top.Int64 + 1
+	ents, err := os.ReadDir(d)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	for _, e := range ents {
+		if id, ok := packID(e.Name()); ok && id >= p.nextID {
+			p.nextID = id + 1
+		}
+	}
+	p.active.Store(-1)
+	return p, nil
+}
+
+func (p *packs) close() error { return p.db.Close() }
+
+func (p *packs) path(id int64) string {
+	return filepath.Join(p.dir, fmt.Sprintf("%010d.pack", id))
+}
+
+func packID(name string) (int64, bool) {
+	s, ok := strings.CutSuffix(name, ".pack")
+	if !ok {
+		return 0, false
+	}
+	id, err := strconv.ParseInt(s, 10, 64)
+	return id, err == nil && id > 0
+}
+
+// find returns where the index says the blob is; ok is false when it is
+// not packed.
+func (p *packs) find(ctx context.Context, key string) (loc packLoc, ok bool, err error) {
+	k, err := hex.DecodeString(key)
+	if err != nil {
+		return loc, false, err
+	}
+	err = p.db.QueryRowContext(ctx, `SELECT pack, off, len, mtime FROM blobs WHERE key = ?`, k).
+		Scan(&loc.pack, &loc.off, &loc.size, &loc.mtime)
+	if errors.Is(err, sql.ErrNoRows) {
+		return loc, false, nil
+	}
+	return loc, err == nil, err
+}
+
+// touch sets the packed blob's time to now; ok is false when it is not
+// packed.
+func (p *packs) touch(ctx context.Context, key string, now time.Time) (loc packLoc, ok bool, err error) {
+	k, err := hex.DecodeString(key)
+	if err != nil {
+		return loc, false, err
+	}
+	err = p.db.QueryRowContext(ctx, `UPDATE blobs SET mtime = max(mtime, ?) WHERE key = ? RETURNING pack, off, len, mtime`,
+		now.UnixNano(), k).Scan(&loc.pack, &loc.off, &loc.size, &loc.mtime)
+	if errors.Is(err, sql.ErrNoRows) {
+		return loc, false, nil
+	}
+	return loc, err == nil, err
+}
+
+// remove deletes the blob's row if it was last committed or touched
+// before since (any time, when since is zero); the record's bytes stay
+// until compaction. ok says whether a row was deleted.
+func (p *packs) remove(ctx context.Context, key string, since time.Time) (ok bool, err error) {
+	k, err := hex.DecodeString(key)
+	if err != nil {
+		return false, err
+	}
+	before := int64(1<<63 - 1)
+	if !since.IsZero() {
+		before = since.UnixNano()
+	}
+	tx, err := p.db.BeginTx(ctx, nil)
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback()
+	var pack, n int64
+	err = tx.QueryRowContext(ctx, `DELETE FROM blobs WHERE key = ? AND mtime < ? RETURNING pack, len`, k, before).Scan(&pack, &n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE packs SET live = live - ? WHERE id = ?`, packHeaderLen+n, pack); err != nil {
+		return false, err
+	}
+	return true, tx.Commit()
+}
+
+// commit stores a new blob: it returns once the blob is durable and
+// indexed. A blob already queued by another commit joins that commit's
+// round.
+func (p *packs) commit(key string, data []byte, now time.Time) error {
+	r := p.add(packRecord{key: key, data: data, mtime: now.UnixNano()})
+	<-r.done
+	return r.err
+}
+
+func (p *packs) add(rec packRecord) *packRound {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if rec.from == nil {
+		if r := p.pending[rec.key]; r != nil {
+			return r
+		}
+	}
+	if p.cur == nil {
+		p.cur = &packRound{done: make(chan struct{})}
+	}
+	r := p.cur
+	r.recs = append(r.recs, rec)
+	if rec.from == nil {
+		p.pending[rec.key] = r
+	}
+	if !p.leading {
+		p.leading = true
+		go p.lead()
+	}
+	return r
+}
+
+// lead runs rounds while records are queued, at most one every gap: a
+// record queued meanwhile waits for the next round, so rounds grow with
+// the rate of commits while a lone commit on an idle store is written at
+// once.
+func (p *packs) lead() {
+	for {
+		p.mu.Lock()
+		r := p.cur
+		if r == nil {
+			p.leading = false
+			p.mu.Unlock()
+			return
+		}
+		if wait := p.gap - time.Since(p.lastStart); wait > 0 {
+			p.mu.Unlock()
+			time.Sleep(wait)
+			continue
+		}
+		p.cur, p.lastStart = nil, time.Now()
+		p.mu.Unlock()
+		r.err = p.write(r.recs)
+		p.mu.Lock()
+		for _, rec := range r.recs {
+			if p.pending[rec.key] == r {
+				delete(p.pending, rec.key)
+			}
+		}
+		p.mu.Unlock()
+		close(r.done)
+	}
+}
+
+// write appends the records to the active pack, syncs it, and indexes
+// them. A failed write or sync retires the pack: what it ends in is not
+// known any more, and the next round begins another.
+func (p *packs) write(recs []packRecord) error {
+	n := 0
+	for _, rec := range recs {
+		n += packHeaderLen + len(rec.data)
+	}
+	if p.f != nil && p.size > 0 && p.size+int64(n) > packFileMax {
+		p.retire()
+	}
+	if p.f == nil {
+		if err := p.begin(); err != nil {
+			return err
+		}
+	}
+	buf := make([]byte, 0, n)
+	locs := make([]int64, len(recs))
+	for i, rec := range recs {
+		locs[i] = p.size + int64(len(buf))
+		k, _ := hex.DecodeString(rec.key)
+		buf = append(buf, packMagic[:]...)
+		buf = append(buf, k...)
+		buf = binary.BigEndian.AppendUint32(buf, uint32(len(rec.data)))
+		buf = append(buf, rec.data...)
+	}
+	if _, err := p.f.Write(buf); err != nil {
+		p.retire()
+		return fmt.Errorf("writing pack %s: %w", p.f.Name(), err)
+	}
+	p.size += int64(len(buf))
+	if err := unix.Fdatasync(int(p.f.Fd())); err != nil {
+		name := p.f.Name()
+		p.retire()
+		return fmt.Errorf("syncing pack %s: %w", name, err)
+	}
+	if err := p.index(recs, locs); err != nil {
+		return fmt.Errorf("indexing pack %s: %w", p.f.Name(), err)
+	}
+	return nil
+}
+
+// index inserts the rows of records written at locs to the active pack,
+// and moves those of records compaction copied there, unless they were
+// deleted or moved meanwhile.
+func (p *packs) index(recs []packRecord, locs []int64) error {
+	tx, err := p.db.Begin()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	ins, err := tx.Prepare(`INSERT INTO blobs (key, pack, off, len, mtime) VALUES (?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`)
+	if err != nil {
+		return err
+	}
+	touch, err := tx.Prepare(`UPDATE blobs SET mtime = max(mtime, ?) WHERE key = ?`)
+	if err != nil {
+		return err
+	}
+	move, err := tx.Prepare(`UPDATE blobs SET pack = ?, off = ? WHERE key = ? AND pack = ? AND off = ?`)
+	if err != nil {
+		return err
+	}
+	live := map[int64]int64{}
+	for i, rec := range recs {
+		k, _ := hex.DecodeString(rec.key)
+		size := int64(packHeaderLen + len(rec.data))
+		if rec.from != nil {
+			res, err := move.Exec(p.id, locs[i], k, rec.from.pack, rec.from.off)
+			if err != nil {
+				return err
+			}
+			if n, _ := res.RowsAffected(); n == 1 {
+				live[p.id] += size
+				live[rec.from.pack] -= size
+			}
+			continue
+		}
+		res, err := ins.Exec(k, p.id, locs[i], len(rec.data), rec.mtime)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			live[p.id] += size
+			continue
+		}
+		// Indexed meanwhile by a commit that looked before this one was
+		// queued: that copy stays, this record is left to compaction.
+		if _, err := touch.Exec(rec.mtime, k); err != nil {
+			return err
+		}
+	}
+	for id, n := range live {
+		if _, err := tx.Exec(`UPDATE packs SET live = live + ? WHERE id = ?`, n, id); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// begin creates the next pack and makes its name durable.
+func (p *packs) begin() error {
+	id := p.nextID
+	// Active before the index names it: compaction never takes a pack
+	// the index names while it is active.
+	p.active.Store(id)
+	f, err := os.OpenFile(p.path(id), os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
+	if err != nil {
+		p.active.Store(-1)
+		return fmt.Errorf("creating pack: %w", err)
+	}
+	if _, err := p.db.Exec(`INSERT INTO packs (id, live) VALUES (?, 0)`, id); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		p.active.Store(-1)
+		return fmt.Errorf("creating pack %s: %w", f.Name(), err)
+	}
+	p.nextID++
+	if err := syncDir(p.dir); err != nil {
+		f.Close()
+		p.active.Store(-1)
+		return fmt.Errorf("creating pack %s: %w", f.Name(), err)
+	}
+	p.f, p.id, p.size = f, id, 0
+	return nil
+}
+
+func (p *packs) retire() {
+	if p.f != nil {
+		p.f.Close()
+	}
+	p.f, p.size = nil, 0
+	p.active.Store(-1)
+}
+
+// open opens the pack file holding loc; a pack compaction removed
+// meanwhile fails with fs.ErrNotExist.
+func (p *packs) open(loc packLoc) (*os.File, error) {
+	return os.Open(p.path(loc.pack))
+}
+
+var errPackRecord = errors.New("pack record does not hold the blob its index names")
+
+// checkHeader verifies that the record at loc's header names key.
+func checkHeader(hdr []byte, key string, size int64) error {
+	if len(hdr) != packHeaderLen || [4]byte(hdr[:4]) != packMagic ||
+		hex.EncodeToString(hdr[4:36]) != key || int64(binary.BigEndian.Uint32(hdr[36:])) != size {
+		return errPackRecord
+	}
+	return nil
+}
+
+// packsExist reports whether the store at root has a pack index: its
+// packed blobs stay readable when packing is turned off.
+func packsExist(root string) bool {
+	_, err := os.Stat(filepath.Join(root, "packs", "index.db"))
+	return err == nil
+}

@@ -1,0 +1,223 @@
+package dir
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/viaduct-mirror/viaduct/storage"
+	"github.com/viaduct-mirror/viaduct/storage/storagetest"
+)
+
+func openPacked(t *testing.T, root string) *Store {
+	t.Helper()
+	s, err := New(root, PackBelow(1024))
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func packFiles(t *testing.T, root string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(root, "packs", "*.pack"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func read(t *testing.T, s storage.Blobs, key string) string {
+	t.Helper()
+	b, err := s.Open(context.Background(), key)
+	if err != nil {
+		t.Fatalf("open %s: %v", key, err)
+	}
+	defer b.Close()
+	data, err := io.ReadAll(b)
+	if err != nil {
+		t.Fatalf("read %s: %v", key, err)
+	}
+	return string(data)
+}
+
+// TestPackOrFile: a blob up to PackBelow bytes goes to a pack, a larger
+// one to a file of its own, whether or not its size was known at Create.
+func TestPackOrFile(t *testing.T) {
+	root := t.TempDir()
+	s := openPacked(t, root)
+	small := storagetest.Put(t, s, []byte(strings.Repeat("s", 1024)))
+	large := storagetest.Put(t, s, []byte(strings.Repeat("l", 1025)))
+	if _, err := os.Stat(s.path(small)); err == nil {
+		t.Errorf("blob of 1024 bytes has a file of its own")
+	}
+	if _, err := os.Stat(s.path(large)); err != nil {
+		t.Errorf("blob of 1025 bytes: %v; want a file of its own", err)
+	}
+	if got := packFiles(t, root); len(got) != 1 {
+		t.Errorf("packs %v, want one", got)
+	}
+	if got := read(t, s, small); got != strings.Repeat("s", 1024) {
+		t.Errorf("small blob reads %d bytes", len(got))
+	}
+}
+
+// TestPacksAcrossRestart: packed blobs are read back by the next process,
+// which writes to a pack of its own, and a store opened with packing off
+// still reads them.
+func TestPacksAcrossRestart(t *testing.T) {
+	root := t.TempDir()
+	s := openPacked(t, root)
+	a := storagetest.Put(t, s, []byte("first process"))
+	s.Close()
+	s = openPacked(t, root)
+	if got := read(t, s, a); got != "first process" {
+		t.Errorf("after a restart: %q", got)
+	}
+	storagetest.Put(t, s, []byte("second process"))
+	if got := packFiles(t, root); len(got) != 2 {
+		t.Errorf("packs %v, want one per process", got)
+	}
+	s.Close()
+	off, err := New(root, PackBelow(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer off.Close()
+	if got := read(t, off, a); got != "first process" {
+		t.Errorf("with packing off: %q", got)
+	}
+}
+
+// TestCompactReclaimsDeletedBlobs: once half of a pack is deleted,
+// compaction copies the rest to the active pack and removes it; every
+// blob left reads as before, the deleted ones are gone.
+func TestCompactReclaimsDeletedBlobs(t *testing.T) {
+	root := t.TempDir()
+	s := openPacked(t, root)
+	var keys []string
+	want := map[string]string{}
+	for i := range 300 {
+		data := fmt.Sprintf("blob %d %s", i, strings.Repeat("x", i))
+		k := storagetest.Put(t, s, []byte(data))
+		keys, want[k] = append(keys, k), data
+	}
+	s.Close()
+	s = openPacked(t, root) // the first pack is no longer active
+	old := packFiles(t, root)[0]
+	fi, err := os.Stat(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if freed, err := s.Compact(ctx); err != nil || freed != 0 {
+		t.Fatalf("Compact with nothing deleted = %d, %v; want 0", freed, err)
+	}
+	later := time.Now().Add(time.Hour)
+	for i, k := range keys {
+		if i%3 == 0 {
+			continue
+		}
+		if gone, err := s.DeleteIdle(ctx, k, later); err != nil || !gone {
+			t.Fatalf("DeleteIdle(%s) = %v, %v", k, gone, err)
+		}
+		delete(want, k)
+	}
+	freed, err := s.Compact(ctx)
+	if err != nil || freed != fi.Size() {
+		t.Fatalf("Compact = %d, %v; want the old pack's %d bytes", freed, err, fi.Size())
+	}
+	if _, err := os.Stat(old); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("compacted pack still there: %v", err)
+	}
+	listed := 0
+	if err := s.List(ctx, func(storage.Info) error { listed++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if listed != len(want) {
+		t.Errorf("List gave %d blobs, want %d", listed, len(want))
+	}
+	for _, k := range keys {
+		data, kept := want[k]
+		if !kept {
+			if _, err := s.Stat(ctx, k); !errors.Is(err, storage.ErrNotFound) {
+				t.Errorf("deleted blob %s: Stat = %v", k, err)
+			}
+			continue
+		}
+		if got := read(t, s, k); got != data {
+			t.Errorf("blob %s after compaction: %q, want %q", k, got, data)
+		}
+	}
+}
+
+// TestCompactKeepsADamagedPack: a record whose bytes no longer match its
+// key stops the compaction of its pack, which stays, and the error names
+// the pack and the blob.
+func TestCompactKeepsADamagedPack(t *testing.T) {
+	root := t.TempDir()
+	s := openPacked(t, root)
+	keep := storagetest.Put(t, s, []byte("kept, then damaged"))
+	drop := []string{storagetest.Put(t, s, []byte("dropped one")), storagetest.Put(t, s, []byte("dropped two"))}
+	s.Close()
+	pack := packFiles(t, root)[0]
+	f, err := os.OpenFile(pack, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte("D"), packHeaderLen); err != nil { // the first record's first byte
+		t.Fatal(err)
+	}
+	f.Close()
+	s = openPacked(t, root)
+	ctx := context.Background()
+	for _, k := range drop {
+		if _, err := s.DeleteIdle(ctx, k, time.Now().Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = s.Compact(ctx)
+	if err == nil || !strings.Contains(err.Error(), pack) || !strings.Contains(err.Error(), keep) {
+		t.Fatalf("Compact = %v; want an error naming %s and %s", err, pack, keep)
+	}
+	if _, err := os.Stat(pack); err != nil {
+		t.Errorf("damaged pack removed: %v", err)
+	}
+}
+
+// TestUnindexedRecordIsInvisible: a record written to a pack whose index
+// row never came (a crash between the two) is not a blob; committing the
+// same bytes again stores them.
+func TestUnindexedRecordIsInvisible(t *testing.T) {
+	root := t.TempDir()
+	s := openPacked(t, root)
+	data := []byte("written, never indexed")
+	key := storagetest.Put(t, s, data)
+	k, _, err := s.packs.find(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The crash: the record stays in the pack, its row goes.
+	if _, err := s.packs.db.Exec(`DELETE FROM blobs`); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s = openPacked(t, root)
+	if _, err := s.Stat(context.Background(), key); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("Stat of an unindexed record = %v, want not found", err)
+	}
+	storagetest.Put(t, s, data)
+	if got := read(t, s, key); got != string(data) {
+		t.Errorf("stored again: %q", got)
+	}
+	if l, _, _ := s.packs.find(context.Background(), key); l.pack == k.pack {
+		t.Errorf("stored again into the pack of the lost record (%d)", l.pack)
+	}
+}
