@@ -137,7 +137,16 @@ func openPacks(root string, gap time.Duration) (*packs, error) {
 	return p, nil
 }
 
-func (p *packs) close() error { return p.db.Close() }
+// close closes the index, and the active pack unless a round is running
+// (which then fails, on the closed index).
+func (p *packs) close() error {
+	p.mu.Lock()
+	if !p.leading {
+		p.retire()
+	}
+	p.mu.Unlock()
+	return p.db.Close()
+}
 
 func (p *packs) path(id int64) string {
 	return filepath.Join(p.dir, fmt.Sprintf("%010d.pack", id))
@@ -304,8 +313,9 @@ func (p *packs) write(recs []packRecord) error {
 		buf = append(buf, rec.data...)
 	}
 	if _, err := p.f.Write(buf); err != nil {
+		name := p.f.Name()
 		p.retire()
-		return fmt.Errorf("writing pack %s: %w", p.f.Name(), err)
+		return fmt.Errorf("writing pack %s: %w", name, err)
 	}
 	p.size += int64(len(buf))
 	if err := unix.Fdatasync(int(p.f.Fd())); err != nil {

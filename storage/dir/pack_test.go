@@ -221,3 +221,22 @@ func TestUnindexedRecordIsInvisible(t *testing.T) {
 		t.Errorf("stored again into the pack of the lost record (%d)", l.pack)
 	}
 }
+
+// TestFailedPackWriteRetiresThePack: a commit whose pack write fails
+// fails, and the next commit goes to a new pack.
+func TestFailedPackWriteRetiresThePack(t *testing.T) {
+	root := t.TempDir()
+	s := openPacked(t, root)
+	first := storagetest.Put(t, s, []byte("before the failure"))
+	s.packs.f.Close() // every write to it now fails
+	if _, err := storagetest.PutErr(s, []byte("lost to the failure")); err == nil || !strings.Contains(err.Error(), "writing pack") {
+		t.Fatalf("commit into a failing pack: %v, want its write error", err)
+	}
+	after := storagetest.Put(t, s, []byte("after the failure"))
+	if got := packFiles(t, root); len(got) != 2 {
+		t.Errorf("packs %v, want the failed one and a new one", got)
+	}
+	if read(t, s, first) != "before the failure" || read(t, s, after) != "after the failure" {
+		t.Error("blobs committed around the failure do not read back")
+	}
+}
