@@ -169,7 +169,18 @@ func blobKeys(t testing.TB, n *Node) map[string]bool {
 	switch st := n.Blobs().(type) {
 	case *dir.Store:
 		// The store's own listing (packed blobs and files), and every
-		// file outside the packs is one it lists.
+		// file outside the packs is one it lists. A closed node's store
+		// is opened again, as its next start would.
+		select {
+		case <-n.closed:
+			again, err := dir.New(st.Root())
+			if err != nil {
+				t.Fatalf("reopening the blob directory: %v", err)
+			}
+			defer again.Close()
+			st = again
+		default:
+		}
 		err := st.List(context.Background(), func(in storage.Info) error {
 			keys[in.Key] = true
 			return nil
