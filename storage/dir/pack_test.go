@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,16 +35,7 @@ func packFiles(t *testing.T, root string) []string {
 
 func read(t *testing.T, s storage.Blobs, key string) string {
 	t.Helper()
-	b, err := s.Open(context.Background(), key)
-	if err != nil {
-		t.Fatalf("open %s: %v", key, err)
-	}
-	defer b.Close()
-	data, err := io.ReadAll(b)
-	if err != nil {
-		t.Fatalf("read %s: %v", key, err)
-	}
-	return string(data)
+	return string(storagetest.Get(t, s, key))
 }
 
 // TestPackOrFile: a blob up to PackBelow bytes goes to a pack, a larger

@@ -43,8 +43,8 @@ func PutErr(s storage.Blobs, data []byte) (string, error) {
 	return w.Commit(ctx)
 }
 
-// get reads a whole blob back, failing the test on any error.
-func get(t testing.TB, s storage.Blobs, key string) []byte {
+// Get reads a whole blob back, failing the test on any error.
+func Get(t testing.TB, s storage.Blobs, key string) []byte {
 	t.Helper()
 	b, err := s.Open(context.Background(), key)
 	if err != nil {

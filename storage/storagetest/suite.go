@@ -48,7 +48,7 @@ func testRoundTrip(t *testing.T, s storage.Blobs) {
 	if want := sha256Hex(data); key != want {
 		t.Fatalf("Commit key = %s, want the sha-256 %s", key, want)
 	}
-	if got := get(t, s, key); !bytes.Equal(got, data) {
+	if got := Get(t, s, key); !bytes.Equal(got, data) {
 		t.Errorf("Open read %q, want %q", got, data)
 	}
 	info, err := s.Stat(context.Background(), key)
@@ -138,7 +138,7 @@ func sumCase(t *testing.T, s storage.Blobs, want storage.Expect, parts []string)
 	if key != expected[2].Value {
 		t.Errorf("Commit key = %s, want %s", key, expected[2].Value)
 	}
-	if got := get(t, s, key); !bytes.Equal(got, all) {
+	if got := Get(t, s, key); !bytes.Equal(got, all) {
 		t.Errorf("the committed blob holds %d bytes, not the %d written", len(got), len(all))
 	}
 }
@@ -180,7 +180,7 @@ func testAbortAfterCommit(t *testing.T, s storage.Blobs) {
 	if err := w.Abort(); err != nil {
 		t.Errorf("Abort after Commit: %v", err)
 	}
-	if got := get(t, s, key); !bytes.Equal(got, data) {
+	if got := Get(t, s, key); !bytes.Equal(got, data) {
 		t.Errorf("after Abort, blob reads %q, want %q", got, data)
 	}
 }
@@ -205,7 +205,7 @@ func testSameContentTwice(t *testing.T, s storage.Blobs) {
 	if second.ModTime.Before(first.ModTime) || second.Size != first.Size {
 		t.Errorf("second commit rewrote the blob: %+v, then %+v", first, second)
 	}
-	if got := get(t, s, k2); !bytes.Equal(got, data) {
+	if got := Get(t, s, k2); !bytes.Equal(got, data) {
 		t.Errorf("blob reads %q, want %q", got, data)
 	}
 	if d, ok := s.(storage.Deleter); ok {
@@ -228,7 +228,7 @@ func testEmpty(t *testing.T, s storage.Blobs) {
 	if want := sha256Hex(nil); key != want {
 		t.Fatalf("empty blob key = %s, want %s", key, want)
 	}
-	if got := get(t, s, key); len(got) != 0 {
+	if got := Get(t, s, key); len(got) != 0 {
 		t.Errorf("empty blob reads %d bytes", len(got))
 	}
 	info, err := s.Stat(context.Background(), key)

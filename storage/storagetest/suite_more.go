@@ -83,7 +83,7 @@ func testConcurrent(t *testing.T, s storage.Blobs) {
 		if want := sha256Hex(contents[i]); keys[i] != want {
 			t.Errorf("writer %d key = %s, want %s", i, keys[i], want)
 		}
-		if got := get(t, s, keys[i]); !bytes.Equal(got, contents[i]) {
+		if got := Get(t, s, keys[i]); !bytes.Equal(got, contents[i]) {
 			t.Errorf("writer %d: blob reads %d bytes, not what was written", i, len(got))
 		}
 	}
@@ -143,14 +143,14 @@ func testDelete(t *testing.T, s storage.Blobs) {
 	if err := d.Delete(ctx, gone); err != nil {
 		t.Errorf("Delete of a deleted blob: %v, want nil", err)
 	}
-	if got := get(t, s, keep); string(got) != "stays" {
+	if got := Get(t, s, keep); string(got) != "stays" {
 		t.Errorf("other blob reads %q after a Delete", got)
 	}
 	if err := d.Delete(ctx, "../outside"); err == nil {
 		t.Errorf("Delete of a malformed key succeeded")
 	}
 	// The same bytes can be stored again after a delete.
-	if k := Put(t, s, []byte("goes")); k != gone || string(get(t, s, k)) != "goes" {
+	if k := Put(t, s, []byte("goes")); k != gone || string(Get(t, s, k)) != "goes" {
 		t.Errorf("re-storing deleted bytes gave key %s", k)
 	}
 }

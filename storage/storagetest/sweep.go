@@ -68,7 +68,7 @@ func testListTouchDeleteIdle(t *testing.T, s storage.Blobs) {
 	if gone, err := sw.DeleteIdle(ctx, key, mark.Add(-slack)); gone || err != nil {
 		t.Fatalf("DeleteIdle of a blob touched since = %v, %v; want it kept", gone, err)
 	}
-	if got := get(t, s, key); string(got) != string(data) {
+	if got := Get(t, s, key); string(got) != string(data) {
 		t.Fatalf("kept blob reads %q", got)
 	}
 	if gone, err := sw.DeleteIdle(ctx, key, time.Now().Add(time.Hour)); !gone || err != nil {
@@ -148,7 +148,7 @@ func testSweepUnderIngest(t *testing.T, s storage.Blobs) {
 		}
 	}
 	for i, data := range contents {
-		if k := Put(t, s, data); k != keys[i] || !slices.Equal(get(t, s, k), data) {
+		if k := Put(t, s, data); k != keys[i] || !slices.Equal(Get(t, s, k), data) {
 			t.Errorf("blob %d does not read back after the collections", i)
 		}
 	}
