@@ -12,7 +12,8 @@ import (
 var errEarlierRound = errors.New("a sync of the blob store failed while the blob was being written")
 
 // grouper runs sync rounds for many commits at once (group commit). A
-// commit adds what it needs synced to the round being gathered and waits;
+// commit adds what it needs synced (T: a directory for the sync rounds,
+// records for the packs' rounds) to the round being gathered and waits;
 // while one round runs the next gathers, and the first of its waiters to
 // see the grouper free runs the whole of it. Under load one round covers
 // every commit that arrived while the previous one ran; alone, a commit
@@ -26,61 +27,61 @@ var errEarlierRound = errors.New("a sync of the blob store failed while the blob
 // commits fewer, larger rounds cost less CPU and write less, and the
 // device is not kept flushing back to back. An idle store still starts a
 // lone commit's round at once.
-type grouper struct {
-	// run syncs one round: the directories gathered, or the whole file
-	// system (which ignores them).
-	run func(dirs []string) error
+type grouper[T comparable] struct {
+	// run syncs one round: what its commits gathered, each item once
+	// (the sync rounds' directories, which syncfs ignores).
+	run func(items []T) error
 	gap time.Duration
 
 	mu      sync.Mutex
 	cond    *sync.Cond
 	busy    bool      // a round is running
-	next    *round    // gathering, not yet started; nil when empty
+	next    *round[T] // gathering, not yet started; nil when empty
 	started uint64    // rounds started so far
 	failed  uint64    // number of the last round that failed; 0 for none
 	last    time.Time // when the last round started
 }
 
 // round is what one sync covers.
-type round struct {
+type round[T comparable] struct {
 	n      uint64
 	joined int // commits waiting on it
-	dirs   []string
-	has    map[string]bool
+	items  []T
+	has    map[T]bool
 	err    error
 	done   bool
 }
 
-func newGrouper(run func([]string) error, gap time.Duration) *grouper {
-	g := &grouper{run: run, gap: gap}
+func newGrouper[T comparable](run func([]T) error, gap time.Duration) *grouper[T] {
+	g := &grouper[T]{run: run, gap: gap}
 	g.cond = sync.NewCond(&g.mu)
 	return g
 }
 
 // mark is taken before a blob's bytes are written; wait compares it with
 // the rounds that failed since.
-func (g *grouper) mark() uint64 {
+func (g *grouper[T]) mark() uint64 {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.started
 }
 
-// wait returns once a round that started after the call has synced dirs
-// (and whatever else its run covers). It fails if that round failed, or
-// if any round started after mark failed.
-func (g *grouper) wait(mark uint64, dirs ...string) error {
+// wait returns once a round that started after the call has synced
+// items (and whatever else its run covers). It fails if that round
+// failed, or if any round started after mark failed.
+func (g *grouper[T]) wait(mark uint64, items ...T) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	r := g.next
 	if r == nil {
-		r = &round{has: map[string]bool{}}
+		r = &round[T]{has: map[T]bool{}}
 		g.next = r
 	}
 	r.joined++
-	for _, d := range dirs {
-		if !r.has[d] {
-			r.has[d] = true
-			r.dirs = append(r.dirs, d)
+	for _, it := range items {
+		if !r.has[it] {
+			r.has[it] = true
+			r.items = append(r.items, it)
 		}
 	}
 	for !r.done {
@@ -101,7 +102,7 @@ func (g *grouper) wait(mark uint64, dirs ...string) error {
 		g.busy, g.next, r.n = true, nil, g.started
 		g.last = time.Now()
 		g.mu.Unlock()
-		err := g.run(r.dirs)
+		err := g.run(r.items)
 		g.mu.Lock()
 		if err != nil {
 			g.failed = r.n

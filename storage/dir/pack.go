@@ -7,12 +7,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -53,30 +53,34 @@ CREATE TABLE IF NOT EXISTS packs (
 
 // packs keeps small blobs as records appended to shared files, and an
 // index of them in a SQLite database beside them (root/packs/index.db).
-// A commit queues its record; a round writes every record queued since
-// the last one to the active pack, syncs the pack, and then inserts the
-// records' index rows in one transaction, which is synced too. A blob is
-// visible, to Open and Stat, once its row is; a crash before that leaves
-// a record no row points at, which compaction reclaims.
+// A commit queues its record in the round being gathered (a grouper, as
+// the sync rounds); a round writes every record queued since the last one
+// to the active pack, syncs the pack, and then inserts the records' index
+// rows in one transaction, which is synced too. A blob is visible, to
+// Open and Stat, once its row is; a crash before that leaves a record no
+// row points at, which compaction reclaims.
 type packs struct {
-	dir string
-	db  *sql.DB
-	gap time.Duration
+	dir   string
+	db    *sql.DB
+	group *grouper[*packBatch]
 
-	mu        sync.Mutex
-	cur       *packRound            // gathering; nil when empty
-	pending   map[string]*packRound // new blobs queued, by key
-	leading   bool                  // a goroutine is running rounds
-	lastStart time.Time
-
-	// The active pack, owned by the goroutine running rounds; active is
-	// its id for compaction, which leaves it alone.
+	// The active pack, written by the round running (the grouper runs
+	// one at a time); active is its id for compaction, which leaves it
+	// alone.
 	f      *os.File
 	id     int64
 	size   int64
 	active atomic.Int64
 	nextID int64
 }
+
+// packBatch is what one commit adds to a round: a new blob, or a chunk
+// of the records compaction moves.
+type packBatch struct{ recs []packRecord }
+
+// ownRound is the mark a packed record waits with: no round but its own
+// concerns it, since its bytes are written and synced by that round.
+const ownRound = math.MaxUint64
 
 // packRecord is a blob waiting for a round.
 type packRecord struct {
@@ -91,12 +95,6 @@ type packRecord struct {
 // packLoc is where a record lives, and what the index says of it.
 type packLoc struct {
 	pack, off, size, mtime int64
-}
-
-type packRound struct {
-	recs []packRecord
-	done chan struct{}
-	err  error
 }
 
 func openPacks(root string, gap time.Duration) (*packs, error) {
@@ -114,7 +112,8 @@ func openPacks(root string, gap time.Duration) (*packs, error) {
 		db.Close()
 		return nil, fmt.Errorf("pack index %s: %w", d, err)
 	}
-	p := &packs{dir: d, db: db, gap: gap, pending: map[string]*packRound{}}
+	p := &packs{dir: d, db: db}
+	p.group = newGrouper(p.run, gap)
 	// Every start begins a new pack: the active one of the process
 	// before may end in a record it wrote but never indexed.
 	var top sql.NullInt64
@@ -140,11 +139,11 @@ func openPacks(root string, gap time.Duration) (*packs, error) {
 // close closes the index, and the active pack unless a round is running
 // (which then fails, on the closed index).
 func (p *packs) close() error {
-	p.mu.Lock()
-	if !p.leading {
+	p.group.mu.Lock()
+	if !p.group.busy {
 		p.retire()
 	}
-	p.mu.Unlock()
+	p.group.mu.Unlock()
 	return p.db.Close()
 }
 
@@ -223,67 +222,23 @@ func (p *packs) remove(ctx context.Context, key string, since time.Time) (ok boo
 }
 
 // commit stores a new blob: it returns once the blob is durable and
-// indexed. A blob already queued by another commit joins that commit's
-// round.
+// indexed.
 func (p *packs) commit(key string, data []byte, now time.Time) error {
-	r := p.add(packRecord{key: key, data: data, mtime: now.UnixNano()})
-	<-r.done
-	return r.err
+	return p.put(packRecord{key: key, data: data, mtime: now.UnixNano()})
 }
 
-func (p *packs) add(rec packRecord) *packRound {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if rec.from == nil {
-		if r := p.pending[rec.key]; r != nil {
-			return r
-		}
-	}
-	if p.cur == nil {
-		p.cur = &packRound{done: make(chan struct{})}
-	}
-	r := p.cur
-	r.recs = append(r.recs, rec)
-	if rec.from == nil {
-		p.pending[rec.key] = r
-	}
-	if !p.leading {
-		p.leading = true
-		go p.lead()
-	}
-	return r
+// put writes and indexes the records in the next round.
+func (p *packs) put(recs ...packRecord) error {
+	return p.group.wait(ownRound, &packBatch{recs: recs})
 }
 
-// lead runs rounds while records are queued, at most one every gap: a
-// record queued meanwhile waits for the next round, so rounds grow with
-// the rate of commits while a lone commit on an idle store is written at
-// once.
-func (p *packs) lead() {
-	for {
-		p.mu.Lock()
-		r := p.cur
-		if r == nil {
-			p.leading = false
-			p.mu.Unlock()
-			return
-		}
-		if wait := p.gap - time.Since(p.lastStart); wait > 0 {
-			p.mu.Unlock()
-			time.Sleep(wait)
-			continue
-		}
-		p.cur, p.lastStart = nil, time.Now()
-		p.mu.Unlock()
-		r.err = p.write(r.recs)
-		p.mu.Lock()
-		for _, rec := range r.recs {
-			if p.pending[rec.key] == r {
-				delete(p.pending, rec.key)
-			}
-		}
-		p.mu.Unlock()
-		close(r.done)
+// run is one round: every batch gathered, in one write.
+func (p *packs) run(batches []*packBatch) error {
+	var recs []packRecord
+	for _, b := range batches {
+		recs = append(recs, b.recs...)
 	}
+	return p.write(recs)
 }
 
 // write appends the records to the active pack, syncs it, and indexes

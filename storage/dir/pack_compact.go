@@ -115,18 +115,8 @@ func (s *Store) compactPack(ctx context.Context, id int64) error {
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	var wait []*packRound
+	var chunk []packRecord
 	held := 0
-	flush := func() error {
-		for _, r := range wait {
-			<-r.done
-			if r.err != nil {
-				return r.err
-			}
-		}
-		wait, held = wait[:0], 0
-		return nil
-	}
 	for i, l := range locs {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -139,17 +129,18 @@ func (s *Store) compactPack(ctx context.Context, id int64) error {
 			return fmt.Errorf("blob %s at %d: %w", keys[i], l.off, err)
 		}
 		from := l
-		r := p.add(packRecord{key: keys[i], data: rec[packHeaderLen:], mtime: l.mtime, from: &from})
-		if len(wait) == 0 || wait[len(wait)-1] != r {
-			wait = append(wait, r)
-		}
+		chunk = append(chunk, packRecord{key: keys[i], data: rec[packHeaderLen:], mtime: l.mtime, from: &from})
 		if held += len(rec); held >= compactChunk {
-			if err := flush(); err != nil {
+			if err := p.put(chunk...); err != nil {
 				return err
 			}
+			chunk, held = nil, 0
 		}
 	}
-	return flush()
+	if len(chunk) == 0 {
+		return nil
+	}
+	return p.put(chunk...)
 }
 
 // checkRecord verifies a whole record: its header names key and its

@@ -24,7 +24,7 @@ type Store struct {
 	// anon: temporaries are anonymous files linked under their key
 	// (Linux's O_TMPFILE); otherwise named files in tmp.
 	anon   bool
-	group  *grouper
+	group  *grouper[string]
 	fanOut *fanOut
 	// depth is the layout's number of fan-out levels (see layout.go).
 	depth int
