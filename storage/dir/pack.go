@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -45,11 +46,7 @@ CREATE TABLE IF NOT EXISTS blobs (
 	off   INTEGER NOT NULL, -- of the record's header
 	len   INTEGER NOT NULL, -- of the blob
 	mtime INTEGER NOT NULL  -- committed or touched, Unix nanoseconds
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS packs (
-	id   INTEGER PRIMARY KEY,
-	live INTEGER NOT NULL -- bytes of the records the index points at
-);`
+) WITHOUT ROWID;`
 
 // packs keeps small blobs as records appended to shared files, and an
 // index of them in a SQLite database beside them (root/packs/index.db).
@@ -116,21 +113,14 @@ func openPacks(root string, gap time.Duration) (*packs, error) {
 	p.group = newGrouper(p.run, gap)
 	// Every start begins a new pack: the active one of the process
 	// before may end in a record it wrote but never indexed.
-	var top sql.NullInt64
-	if err := db.QueryRow(`SELECT max(id) FROM packs`).Scan(&top); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("pack index %s: %w", d, err)
-	}
-	p.nextID = top.Int64 + 1
-	ents, err := os.ReadDir(d)
+	ids, err := p.files()
 	if err != nil {
 		db.Close()
 		return nil, err
 	}
-	for _, e := range ents {
-		if id, ok := packID(e.Name()); ok && id >= p.nextID {
-			p.nextID = id + 1
-		}
+	p.nextID = 1
+	if len(ids) > 0 {
+		p.nextID = slices.Max(ids) + 1
 	}
 	p.active.Store(-1)
 	return p, nil
@@ -151,13 +141,20 @@ func (p *packs) path(id int64) string {
 	return filepath.Join(p.dir, fmt.Sprintf("%010d.pack", id))
 }
 
-func packID(name string) (int64, bool) {
-	s, ok := strings.CutSuffix(name, ".pack")
-	if !ok {
-		return 0, false
+// files lists the ids of the pack files.
+func (p *packs) files() ([]int64, error) {
+	ents, err := os.ReadDir(p.dir)
+	if err != nil {
+		return nil, err
 	}
-	id, err := strconv.ParseInt(s, 10, 64)
-	return id, err == nil && id > 0
+	var ids []int64
+	for _, e := range ents {
+		name, ok := strings.CutSuffix(e.Name(), ".pack")
+		if id, err := strconv.ParseInt(name, 10, 64); ok && err == nil && id > 0 {
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
 }
 
 // find returns where the index says the blob is; ok is false when it is
@@ -202,23 +199,12 @@ func (p *packs) remove(ctx context.Context, key string, since time.Time) (ok boo
 	if !since.IsZero() {
 		before = since.UnixNano()
 	}
-	tx, err := p.db.BeginTx(ctx, nil)
+	res, err := p.db.ExecContext(ctx, `DELETE FROM blobs WHERE key = ? AND mtime < ?`, k, before)
 	if err != nil {
 		return false, err
 	}
-	defer tx.Rollback()
-	var pack, n int64
-	err = tx.QueryRowContext(ctx, `DELETE FROM blobs WHERE key = ? AND mtime < ? RETURNING pack, len`, k, before).Scan(&pack, &n)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE packs SET live = live - ? WHERE id = ?`, packHeaderLen+n, pack); err != nil {
-		return false, err
-	}
-	return true, tx.Commit()
+	n, err := res.RowsAffected()
+	return n == 1, err
 }
 
 // commit stores a new blob: it returns once the blob is durable and
@@ -305,18 +291,11 @@ func (p *packs) index(recs []packRecord, locs []int64) error {
 	if err != nil {
 		return err
 	}
-	live := map[int64]int64{}
 	for i, rec := range recs {
 		k, _ := hex.DecodeString(rec.key)
-		size := int64(packHeaderLen + len(rec.data))
 		if rec.from != nil {
-			res, err := move.Exec(p.id, locs[i], k, rec.from.pack, rec.from.off)
-			if err != nil {
+			if _, err := move.Exec(p.id, locs[i], k, rec.from.pack, rec.from.off); err != nil {
 				return err
-			}
-			if n, _ := res.RowsAffected(); n == 1 {
-				live[p.id] += size
-				live[rec.from.pack] -= size
 			}
 			continue
 		}
@@ -325,17 +304,11 @@ func (p *packs) index(recs []packRecord, locs []int64) error {
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 1 {
-			live[p.id] += size
 			continue
 		}
 		// Indexed meanwhile by a commit that looked before this one was
 		// queued: that copy stays, this record is left to compaction.
 		if _, err := touch.Exec(rec.mtime, k); err != nil {
-			return err
-		}
-	}
-	for id, n := range live {
-		if _, err := tx.Exec(`UPDATE packs SET live = live + ? WHERE id = ?`, n, id); err != nil {
 			return err
 		}
 	}
@@ -345,19 +318,13 @@ func (p *packs) index(recs []packRecord, locs []int64) error {
 // begin creates the next pack and makes its name durable.
 func (p *packs) begin() error {
 	id := p.nextID
-	// Active before the index names it: compaction never takes a pack
-	// the index names while it is active.
+	// Active before its file exists: compaction never takes a pack file
+	// while it is active.
 	p.active.Store(id)
 	f, err := os.OpenFile(p.path(id), os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
 	if err != nil {
 		p.active.Store(-1)
 		return fmt.Errorf("creating pack: %w", err)
-	}
-	if _, err := p.db.Exec(`INSERT INTO packs (id, live) VALUES (?, 0)`, id); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		p.active.Store(-1)
-		return fmt.Errorf("creating pack %s: %w", f.Name(), err)
 	}
 	p.nextID++
 	if err := syncDir(p.dir); err != nil {

@@ -5,9 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 
 	"github.com/viaduct-mirror/viaduct/storage"
@@ -18,73 +16,77 @@ var _ storage.Compactor = (*Store)(nil)
 // compactChunk bounds the bytes compaction holds in memory at once.
 const compactChunk = 8 << 20
 
-// Compact rewrites every pack at least half of which no index row points
-// at (blobs deleted, records a crash left unindexed): the records still
-// indexed are copied to the active pack, verified against their keys on
-// the way, and the old pack is removed once no row points into it. It
-// returns the bytes freed. A record whose bytes no longer match its key
-// stops the compaction of its pack, which is kept, and is reported.
+// Compact rewrites every closed pack at least half of which no index
+// row points at (blobs deleted, records a crash left unindexed): the
+// records still indexed are copied to the active pack, verified against
+// their keys on the way, and the old pack is removed once no row points
+// into it. It returns the bytes freed. A record whose bytes no longer
+// match its key stops the compaction of its pack, which is kept, and is
+// reported.
 func (s *Store) Compact(ctx context.Context) (int64, error) {
 	if s.packs == nil {
 		return 0, nil
 	}
 	p := s.packs
-	live := map[int64]int64{}
-	rows, err := p.db.QueryContext(ctx, `SELECT id, live FROM packs`)
+	live, err := p.live(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("compacting packs in %s: %w", p.dir, err)
 	}
-	for rows.Next() {
-		var id, n int64
-		if err := rows.Scan(&id, &n); err != nil {
-			rows.Close()
-			return 0, fmt.Errorf("compacting packs in %s: %w", p.dir, err)
-		}
-		live[id] = n
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	ids, err := p.files()
+	if err != nil {
 		return 0, fmt.Errorf("compacting packs in %s: %w", p.dir, err)
 	}
 	var freed int64
-	for id, n := range live {
+	for _, id := range ids {
 		if id == p.active.Load() {
 			continue
 		}
+		// A pack closed since live was read may hold more than it
+		// says; compactPack and the check below read the index afresh.
 		fi, err := os.Stat(p.path(id))
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			if n == 0 {
-				p.db.ExecContext(ctx, `DELETE FROM packs WHERE id = ? AND live = 0`, id)
-			}
-			continue
-		case err != nil:
+		if err != nil {
 			return freed, fmt.Errorf("compacting pack %s: %w", p.path(id), err)
-		case fi.Size()-n < fi.Size()/2:
+		}
+		if fi.Size()-live[id] < fi.Size()/2 {
 			continue
 		}
 		if err := s.compactPack(ctx, id); err != nil {
 			return freed, fmt.Errorf("compacting pack %s: %w", p.path(id), err)
 		}
-		var left int64
-		if err := p.db.QueryRowContext(ctx, `SELECT live FROM packs WHERE id = ?`, id).Scan(&left); err != nil {
+		var named bool
+		if err := p.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM blobs WHERE pack = ?)`, id).Scan(&named); err != nil {
 			return freed, fmt.Errorf("compacting pack %s: %w", p.path(id), err)
 		}
-		if left != 0 {
+		if named {
 			continue
 		}
-		if err := os.Remove(p.path(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := os.Remove(p.path(id)); err != nil {
 			return freed, fmt.Errorf("removing compacted pack: %w", err)
 		}
 		if err := syncDir(p.dir); err != nil {
 			return freed, fmt.Errorf("removing compacted pack %s: %w", p.path(id), err)
 		}
-		if _, err := p.db.ExecContext(ctx, `DELETE FROM packs WHERE id = ? AND live = 0`, id); err != nil {
-			return freed, fmt.Errorf("removing compacted pack %s: %w", p.path(id), err)
-		}
 		freed += fi.Size()
 	}
 	return freed, nil
+}
+
+// live sums, for each pack, the bytes of the records the index names.
+func (p *packs) live(ctx context.Context) (map[int64]int64, error) {
+	rows, err := p.db.QueryContext(ctx, `SELECT pack, sum(len) + count(*) * ? FROM blobs GROUP BY pack`, packHeaderLen)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	live := map[int64]int64{}
+	for rows.Next() {
+		var id, n int64
+		if err := rows.Scan(&id, &n); err != nil {
+			return nil, err
+		}
+		live[id] = n
+	}
+	return live, rows.Err()
 }
 
 // compactPack copies the records of pack id that the index still points
