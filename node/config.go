@@ -105,7 +105,8 @@ type BlobsConfig struct {
 	SyncInterval time.Duration `yaml:"sync_interval"`
 	// PackBelow is the size in bytes up to which the directory store
 	// appends a blob to a shared pack file instead of giving it a file
-	// of its own (see storage/dir); 0 gives every blob its own file.
+	// of its own (see storage/dir); 0 gives every blob its own file. At
+	// most 16 MiB: a blob that may be packed is held in memory.
 	// Ignored with Shared: the pack index is a SQLite database, which a
 	// network file system does not share safely. Default 65536.
 	PackBelow int64 `yaml:"pack_below"`

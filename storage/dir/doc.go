@@ -16,8 +16,8 @@
 // inode, a directory entry and their journal for every blob: 1 KiB blobs
 // committed that way cost 100-190 CPU-µs each, most of it in the kernel,
 // and held a whole mirror of them to about 2,200 resources a second
-// here; packed, the same mirror runs about a third faster
-// (docs/benchmarks.md).
+// here; packed, the same mirror ran 5-30 % faster, with a third less
+// kernel time (docs/benchmarks.md).
 //
 // A writer holds a blob's bytes in memory until they exceed PackBelow,
 // then moves them to a temporary file as below. Committing a packed blob

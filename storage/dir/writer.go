@@ -63,8 +63,8 @@ func (w *writer) Write(p []byte) (int, error) {
 	}
 	if w.f == nil {
 		w.buf = append(w.buf, p...)
-		w.h.Write(p)
-		return len(p), nil
+		_, err := w.h.Write(p)
+		return len(p), err
 	}
 	n, err := w.f.Write(p)
 	if _, herr := w.h.Write(p[:n]); herr != nil {
