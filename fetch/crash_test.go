@@ -130,7 +130,7 @@ func TestCatalogSkipsReplaysAndRecordsDeletions(t *testing.T) {
 func TestCrashInTheMiddleOfABaseline(t *testing.T) {
 	srv := startSim(t, sim.Config{Resources: 80, Seed: 21, MinSize: 16, MaxSize: 2048})
 	q := startQueue(t, func(c *queue.Config) { c.AckWait = time.Second })
-	store, root := dirStore(t)
+	store, _ := dirStore(t)
 	cat := appliedCatalog(t, q)
 	changes := simChanges(t, srv)
 	for i := range changes {
@@ -189,7 +189,7 @@ func TestCrashInTheMiddleOfABaseline(t *testing.T) {
 		published[ev.SHA256] = true
 	}
 	orphans := 0
-	for _, key := range blobFiles(t, root) {
+	for _, key := range blobFiles(t, store) {
 		if !published[key] {
 			orphans++
 		}

@@ -144,7 +144,7 @@ func TestBodyBoundedByDeclaredLength(t *testing.T) {
 		t.Logf("%s: the Source sent %d bytes in all", p, n)
 	}
 	h.mu.Unlock()
-	if got := blobFiles(t, root); len(got) != 0 {
+	if got := blobFiles(t, store); len(got) != 0 {
 		t.Errorf("store holds %v, want nothing", got)
 	}
 	tmp, _ := os.ReadDir(filepath.Join(root, "tmp"))

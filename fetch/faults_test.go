@@ -30,7 +30,7 @@ func TestBadCopiesAreDeadLetteredWithEvidence(t *testing.T) {
 		}
 	}
 	q := startQueue(t)
-	store, root := dirStore(t)
+	store, _ := dirStore(t)
 	changes := simChanges(t, srv)
 	publishAndRun(t, q, store, srv, changes)
 
@@ -72,7 +72,7 @@ func TestBadCopiesAreDeadLetteredWithEvidence(t *testing.T) {
 		good = append(good, ev.SHA256)
 	}
 	slices.Sort(good)
-	if got := blobFiles(t, root); !slices.Equal(got, good) {
+	if got := blobFiles(t, store); !slices.Equal(got, good) {
 		t.Errorf("store holds %v, want only the published %v", got, good)
 	}
 }
@@ -83,14 +83,14 @@ func TestTransientFailureIsRetriedAndStoredOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	q := startQueue(t)
-	store, root := dirStore(t)
+	store, _ := dirStore(t)
 	changes := simChanges(t, srv)
 	publishAndRun(t, q, store, srv, changes)
 	checkStored(t, q, store, srv, changes)
 	if n := srv.Requests()["/res/1"]; n != 2 {
 		t.Errorf("/res/1 requested %d times, want 2 (a 503, then the bitstream)", n)
 	}
-	if n := len(blobFiles(t, root)); n != 3 {
+	if n := len(blobFiles(t, store)); n != 3 {
 		t.Errorf("%d blobs, want 3", n)
 	}
 }

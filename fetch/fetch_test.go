@@ -17,12 +17,12 @@ import (
 func TestFetchStoresVerifiesAndPublishes(t *testing.T) {
 	srv := startSim(t, sim.Config{Resources: 12, MinSize: 100, MaxSize: 6000})
 	q := startQueue(t)
-	store, root := dirStore(t)
+	store, _ := dirStore(t)
 	changes := simChanges(t, srv)
 	publishAndRun(t, q, store, srv, changes)
 
 	checkStored(t, q, store, srv, changes)
-	if got := blobFiles(t, root); len(got) != len(changes) {
+	if got := blobFiles(t, store); len(got) != len(changes) {
 		t.Errorf("%d blobs in the store, want %d", len(got), len(changes))
 	}
 	for _, c := range changes {

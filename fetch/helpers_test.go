@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"sync"
 	"testing"
 	"time"
 
@@ -192,29 +191,21 @@ func dirStore(t testing.TB) (*dir.Store, string) {
 	if err != nil {
 		t.Fatalf("dir store: %v", err)
 	}
-	dirStores.Store(root, s)
 	t.Cleanup(func() { s.Close() })
 	return s, root
 }
 
-// dirStores holds the stores dirStore made, by root, for blobFiles.
-var dirStores sync.Map
-
-// blobFiles lists the blobs committed to the directory store dirStore
-// made at root, packed or in files of their own, as the store lists them.
-func blobFiles(t testing.TB, root string) []string {
+// blobFiles lists the blobs committed to a directory store, packed or in
+// files of their own, as the store lists them.
+func blobFiles(t testing.TB, s *dir.Store) []string {
 	t.Helper()
-	s, ok := dirStores.Load(root)
-	if !ok {
-		t.Fatalf("no store was made at %s", root)
-	}
 	var keys []string
-	err := s.(*dir.Store).List(context.Background(), func(in storage.Info) error {
+	err := s.List(context.Background(), func(in storage.Info) error {
 		keys = append(keys, in.Key)
 		return nil
 	})
 	if err != nil {
-		t.Fatalf("listing %s: %v", root, err)
+		t.Fatalf("listing %s: %v", s.Root(), err)
 	}
 	sort.Strings(keys)
 	return keys

@@ -42,7 +42,7 @@ func TestDeclaredSHA1IsVerified(t *testing.T) {
 		c.Hash = resourcesync.Hashes{{Alg: resourcesync.SHA1, Value: digest}}
 	}
 	q := startQueue(t)
-	store, root := dirStore(t)
+	store, _ := dirStore(t)
 	publishAndRun(t, q, store, srv, changes)
 
 	eventually(t, 30*time.Second, "one dead letter, two events, CHANGES empty", func() bool {
@@ -61,7 +61,7 @@ func TestDeclaredSHA1IsVerified(t *testing.T) {
 			t.Errorf("%s: event has sha-256 %s, md5 %s; the bytes have %s, %s", ev.URI, ev.SHA256, ev.MD5, it.SHA256, it.MD5)
 		}
 	}
-	if got := blobFiles(t, root); len(got) != 2 {
+	if got := blobFiles(t, store); len(got) != 2 {
 		t.Errorf("store holds %d blobs, want the 2 verified", len(got))
 	}
 }
