@@ -51,9 +51,10 @@ CREATE TABLE IF NOT EXISTS blobs (
 // packs keeps small blobs as records appended to shared files, and an
 // index of them in a SQLite database beside them (root/packs/index.db).
 // A commit queues its record in the round being gathered (a grouper, as
-// the sync rounds); a round writes every record queued since the last one
-// to the active pack, syncs the pack, and then inserts the records' index
-// rows in one transaction, which is synced too. A blob is visible, to
+// the sync rounds); a round, in one transaction of the index, touches the
+// blobs the index holds already, writes the other records queued since
+// the last round to the active pack, syncs the pack, and inserts their
+// rows; the transaction is synced too. A blob is visible, to
 // Open and Stat, once its row is; a crash before that leaves a record no
 // row points at, which compaction reclaims.
 type packs struct {
@@ -207,8 +208,8 @@ func (p *packs) remove(ctx context.Context, key string, since time.Time) (ok boo
 	return n == 1, err
 }
 
-// commit stores a new blob: it returns once the blob is durable and
-// indexed.
+// commit stores a blob, or touches it if the index holds it already: it
+// returns once the blob is durable and indexed.
 func (p *packs) commit(key string, data []byte, now time.Time) error {
 	return p.put(packRecord{key: key, data: data, mtime: now.UnixNano()})
 }
@@ -228,9 +229,24 @@ func (p *packs) run(batches []*packBatch) error {
 }
 
 // write appends the records to the active pack, syncs it, and indexes
-// them. A failed write or sync retires the pack: what it ends in is not
-// known any more, and the next round begins another.
+// them, all in one transaction of the index: it first touches the blobs
+// the index already holds (a second copy of those is not written), and
+// holds the index's write lock until the rows are in, so that no other
+// writer indexes a blob between the look and the insert. A failed write
+// or sync retires the pack: what it ends in is not known any more, and
+// the next round begins another.
 func (p *packs) write(recs []packRecord) error {
+	tx, err := p.db.Begin()
+	if err != nil {
+		return fmt.Errorf("pack index: %w", err)
+	}
+	defer tx.Rollback()
+	if recs, err = p.held(tx, recs); err != nil {
+		return fmt.Errorf("pack index: %w", err)
+	}
+	if len(recs) == 0 {
+		return tx.Commit()
+	}
 	n := 0
 	for _, rec := range recs {
 		n += packHeaderLen + len(rec.data)
@@ -264,55 +280,73 @@ func (p *packs) write(recs []packRecord) error {
 		p.retire()
 		return fmt.Errorf("syncing pack %s: %w", name, err)
 	}
-	if err := p.index(recs, locs); err != nil {
+	if err := p.index(tx, recs, locs); err != nil {
+		return fmt.Errorf("indexing pack %s: %w", p.f.Name(), err)
+	}
+	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("indexing pack %s: %w", p.f.Name(), err)
 	}
 	return nil
 }
 
-// index inserts the rows of records written at locs to the active pack,
-// and moves those of records compaction copied there, unless they were
-// deleted or moved meanwhile.
-func (p *packs) index(recs []packRecord, locs []int64) error {
-	tx, err := p.db.Begin()
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	ins, err := tx.Prepare(`INSERT INTO blobs (key, pack, off, len, mtime) VALUES (?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`)
-	if err != nil {
-		return err
-	}
+// held touches the new blobs the index already holds (committed again:
+// the same bytes at another URI, or fetched again) and returns the
+// records left to write: the new blobs, each once, and compaction's
+// moves.
+func (p *packs) held(tx *sql.Tx, recs []packRecord) ([]packRecord, error) {
 	touch, err := tx.Prepare(`UPDATE blobs SET mtime = max(mtime, ?) WHERE key = ?`)
 	if err != nil {
+		return nil, err
+	}
+	defer touch.Close()
+	out := recs[:0:0]
+	seen := make(map[string]bool, len(recs))
+	for _, rec := range recs {
+		if rec.from == nil {
+			if seen[rec.key] {
+				continue
+			}
+			seen[rec.key] = true
+			k, _ := hex.DecodeString(rec.key)
+			res, err := touch.Exec(rec.mtime, k)
+			if err != nil {
+				return nil, err
+			}
+			if n, _ := res.RowsAffected(); n == 1 {
+				continue
+			}
+		}
+		out = append(out, rec)
+	}
+	return out, nil
+}
+
+// index inserts the rows of new records written at locs to the active
+// pack, and moves those of records compaction copied there, unless they
+// were deleted or moved meanwhile.
+func (p *packs) index(tx *sql.Tx, recs []packRecord, locs []int64) error {
+	ins, err := tx.Prepare(`INSERT INTO blobs (key, pack, off, len, mtime) VALUES (?, ?, ?, ?, ?)`)
+	if err != nil {
 		return err
 	}
+	defer ins.Close()
 	move, err := tx.Prepare(`UPDATE blobs SET pack = ?, off = ? WHERE key = ? AND pack = ? AND off = ?`)
 	if err != nil {
 		return err
 	}
+	defer move.Close()
 	for i, rec := range recs {
 		k, _ := hex.DecodeString(rec.key)
 		if rec.from != nil {
-			if _, err := move.Exec(p.id, locs[i], k, rec.from.pack, rec.from.off); err != nil {
-				return err
-			}
-			continue
+			_, err = move.Exec(p.id, locs[i], k, rec.from.pack, rec.from.off)
+		} else {
+			_, err = ins.Exec(k, p.id, locs[i], len(rec.data), rec.mtime)
 		}
-		res, err := ins.Exec(k, p.id, locs[i], len(rec.data), rec.mtime)
 		if err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 1 {
-			continue
-		}
-		// Indexed meanwhile by a commit that looked before this one was
-		// queued: that copy stays, this record is left to compaction.
-		if _, err := touch.Exec(rec.mtime, k); err != nil {
-			return err
-		}
 	}
-	return tx.Commit()
+	return nil
 }
 
 // begin creates the next pack and makes its name durable.

@@ -230,3 +230,52 @@ func TestFailedPackWriteRetiresThePack(t *testing.T) {
 		t.Error("blobs committed around the failure do not read back")
 	}
 }
+
+// TestCommittedAgainIsWrittenOnce: the same bytes committed again, one
+// after the other or many at once, are one record; each commit touches
+// the blob, so that a collection running meanwhile keeps it.
+func TestCommittedAgainIsWrittenOnce(t *testing.T) {
+	root := t.TempDir()
+	s := openPacked(t, root)
+	ctx := context.Background()
+	data := []byte("the same bytes at several URIs")
+	putMany := func() {
+		errs := make(chan error, 8)
+		for range 8 {
+			go func() {
+				_, err := storagetest.PutErr(s, data)
+				errs <- err
+			}()
+		}
+		for range 8 {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	putMany()
+	key := storagetest.Put(t, s, data)
+	first, err := s.Stat(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	packs := packFiles(t, root)
+	if len(packs) != 1 {
+		t.Fatalf("packs %v, want one", packs)
+	}
+	fi, err := os.Stat(packs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := packHeaderLen + int64(len(data)); fi.Size() != want {
+		t.Errorf("pack is %d bytes, want the %d of one record", fi.Size(), want)
+	}
+	putMany()
+	again, err := s.Stat(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again.ModTime.After(first.ModTime) {
+		t.Errorf("committed again at %v, blob's time still %v", again.ModTime, first.ModTime)
+	}
+}

@@ -206,24 +206,13 @@ func (w *writer) Abort() error {
 // blob is stored already: packed (it is then touched), or in a file of
 // its own from before packing or while it was off.
 func (w *writer) commitPacked(key string) error {
-	ctx := context.Background()
 	now := time.Now()
-	// A read first: it waits for no write, and a new blob (nearly every
-	// one) needs no more.
-	_, ok, err := w.s.packs.find(ctx, key)
-	if err == nil && ok {
-		_, ok, err = w.s.packs.touch(ctx, key, now)
-	}
-	if err != nil {
-		return fmt.Errorf("pack index: %w", err)
-	}
-	if ok {
-		return nil
-	}
+	// A blob the store holds as a file (written before it packed) stays
+	// one.
 	if err := os.Chtimes(w.s.path(key), now, now); err == nil {
 		return nil
 	}
-	err = w.s.packs.commit(key, w.buf, now)
+	err := w.s.packs.commit(key, w.buf, now)
 	w.buf = nil
 	return err
 }
