@@ -231,7 +231,7 @@ func differs(r *sqlite.Lookup, e *resourcesync.Entry) bool {
 func (p *pass) deleteMissing(ctx context.Context, uri string, b *baselineRun) error {
 	var perr error
 	q := p.newBatch()
-	err := p.h.deps.Held.SourceHeld(ctx, p.src.Name, func(r *sqlite.HeldEntry) error {
+	err := p.h.deps.Held.SourceHeld(ctx, p.src.Name, p.src.Collection, func(r *sqlite.HeldEntry) error {
 		if r.Collection != p.src.Collection || b.seen.has(r.URI) {
 			return nil
 		}

@@ -35,7 +35,7 @@ type Held interface {
 	// found is false when the catalog has no row of uri.
 	Lookup(ctx context.Context, collection, uri string) (l sqlite.Lookup, found bool, err error)
 	// SourceHeld walks what is held from source (sqlite.Catalog.SourceHeld).
-	SourceHeld(ctx context.Context, source string, fn func(*sqlite.HeldEntry) error) error
+	SourceHeld(ctx context.Context, source, collection string, fn func(*sqlite.HeldEntry) error) error
 }
 
 // Publisher queues Changes durably: when PublishChange returns nil the

@@ -108,7 +108,7 @@ func checkMirror(t testing.TB, n *Node, name string, src *sim.Server) {
 		}
 	}
 	held := 0
-	err := n.Catalog().SourceResources(ctx, name, func(r *sqlite.Resource) error {
+	err := n.Catalog().SourceResources(ctx, name, name, func(r *sqlite.Resource) error {
 		held++
 		if it, ok := snap[r.URI]; !ok || it.Deleted {
 			t.Errorf("catalog holds %s, which the Source does not have", r.URI)

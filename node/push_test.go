@@ -76,7 +76,7 @@ func mirrors(t testing.TB, n *Node, name string, src *sim.Server) bool {
 		}
 	}
 	held := 0
-	if err := n.Catalog().SourceResources(ctx, name, func(r *sqlite.Resource) error {
+	if err := n.Catalog().SourceResources(ctx, name, name, func(r *sqlite.Resource) error {
 		if !r.Deleted {
 			held++
 		}

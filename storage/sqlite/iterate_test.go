@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -74,14 +75,14 @@ func TestResourcesStreamAllInOrderOnce(t *testing.T) {
 	})
 	upTimes := map[string]time.Time{}
 	check("SourceResources", func(fn func(*Resource) error) error {
-		return c.SourceResources(ctx, "s1", func(r *Resource) error {
+		return c.SourceResources(ctx, "s1", "c", func(r *Resource) error {
 			upTimes[r.URI] = r.Upstream.Time
 			return fn(r)
 		})
 	})
 	// The baseline's lean walk: the same resources, the same times.
 	check("SourceHeld", func(fn func(*Resource) error) error {
-		return c.SourceHeld(ctx, "s1", func(e *HeldEntry) error {
+		return c.SourceHeld(ctx, "s1", "c", func(e *HeldEntry) error {
 			if want := upTimes[e.URI]; want.IsZero() || !e.UpstreamTime.Equal(want) {
 				return fmt.Errorf("%s: upstream time %v, SourceResources says %v", e.URI, e.UpstreamTime, want)
 			}
@@ -134,5 +135,34 @@ func TestResourcesStreamAllInOrderOnce(t *testing.T) {
 	})
 	if err != nil || seqs != n-1+3 {
 		t.Fatalf("Changes from seq 2: %d changes, %v; want %d", seqs, err, n-1+3)
+	}
+}
+
+// TestSourceWalkInASharedCollection: Sources sharing a collection each walk
+// their own resources in it, across the walk's pages, and not their
+// resources in another collection.
+func TestSourceWalkInASharedCollection(t *testing.T) {
+	c := openTemp(t)
+	ctx := context.Background()
+	n := pageSize + pageSize/2
+	next := fill(t, c, "s1", "c", 1, n)
+	next = fill(t, c, "s2", "c", next, 10)
+	fill(t, c, "s1", "other", next, 5)
+	for _, w := range []struct {
+		source string
+		want   int
+	}{{"s1", n}, {"s2", 10}} {
+		got, prev := 0, ""
+		err := c.SourceHeld(ctx, w.source, "c", func(e *HeldEntry) error {
+			if e.Collection != "c" || e.URI <= prev || !strings.HasPrefix(e.URI, "http://"+w.source+"/") {
+				return fmt.Errorf("%s in %s after %s", e.URI, e.Collection, prev)
+			}
+			prev = e.URI
+			got++
+			return nil
+		})
+		if err != nil || got != w.want {
+			t.Errorf("SourceHeld(%s, c): %d resources, %v; want %d", w.source, got, err, w.want)
+		}
 	}
 }

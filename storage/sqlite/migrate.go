@@ -27,6 +27,7 @@ var migrations = []migration{
 	{name: "previous change of each change, retention horizon", sql: schemaV5},
 	{name: "no sha-256 index of resources", sql: schemaV6},
 	{name: "origin index of resources not at their origin", sql: schemaV7},
+	{name: "no source and URI indexes of resources", sql: schemaV8},
 }
 
 // schemaVersion is the version this build writes: the number of steps.

@@ -199,7 +199,7 @@ func checkHeldOnly(t *testing.T, c *Catalog, held string) {
 	if err := c.Resources(ctx, "c", "", 0, collect); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.SourceResources(ctx, "s1", collect); err != nil {
+	if err := c.SourceResources(ctx, "s1", "c", collect); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.ScanResources(ctx, "c", "", 0, func(rs *ResourceState) error {

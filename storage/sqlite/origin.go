@@ -12,19 +12,26 @@ import (
 // is not their URI (schemaV7), so each asks for a row at its origin by its
 // URI and for the others by origin, with the index's condition spelled
 // out: SQLite uses a partial index only for a term that states its
-// condition, and searches each side of the OR by its own index. The
+// condition, and searches each side of the OR by its own index. A row is
+// found by its URI through the primary key (collection, uri): in the
+// collection asked for, or in each collection in turn (byURIOrOrigin;
+// there is no index by URI alone, see schemaV8). On the origin's side the
 // collection is asked as +collection, which no index may serve: asked
-// plainly, beside the OR or on both of its sides, it let SQLite walk the
-// collection's rows by primary key instead (TestLookupsByOriginSearchIndexes).
+// plainly there, it let SQLite walk the collection's rows by primary key
+// instead (TestLookupsByOriginSearchIndexes).
 var (
 	// byOriginSQL: ?1 the origin, ?2 the collection.
 	byOriginSQL = `SELECT ` + stateCols + ` FROM resources
-		WHERE (uri = ?1 AND origin = uri OR origin = ?1 AND origin <> uri) AND +collection = ?2 AND ` + heldOnce + `
+		WHERE (collection = ?2 AND uri = ?1 AND origin = uri OR origin = ?1 AND origin <> uri AND +collection = ?2) AND ` + heldOnce + `
 		ORDER BY deleted, changed DESC LIMIT 1`
 	// byURISQL: ?1 a harvested or origin URI.
 	byURISQL = `SELECT ` + stateCols + ` FROM resources
-		WHERE (uri = ?1 OR origin = ?1 AND origin <> uri) AND ` + heldOnce + ` ORDER BY collection, uri`
+		WHERE ` + byURIOrOrigin + ` AND ` + heldOnce + ` ORDER BY collection, uri`
 )
+
+// byURIOrOrigin is the condition of a row whose harvested or origin URI
+// is ?1, in any collection.
+const byURIOrOrigin = `(collection IN (SELECT name FROM collections) AND uri = ?1 OR origin = ?1 AND origin <> uri)`
 
 // ResourceByOrigin returns the resource of collection whose origin URI is
 // origin, deleted or not: the republisher names its copies by origin URI.

@@ -33,8 +33,9 @@ func TestLookupsByOriginSearchIndexes(t *testing.T) {
 		}
 		rows.Close()
 		all := strings.Join(plan, "; ")
-		if strings.Contains(all, "SCAN resources") || !strings.Contains(all, "USING INDEX resources_origin") {
-			t.Errorf("%s: plan %q, want searches only, one of them by resources_origin", name, all)
+		if strings.Contains(all, "SCAN resources") || !strings.Contains(all, "USING INDEX resources_origin") ||
+			!strings.Contains(all, "USING PRIMARY KEY (collection=? AND uri=?)") {
+			t.Errorf("%s: plan %q, want searches only, by resources_origin and by primary key", name, all)
 		}
 	}
 }
@@ -95,5 +96,54 @@ func TestOriginIndexMigration(t *testing.T) {
 	rs, err := c.ResourceByOrigin(ctx, "c", origin)
 	if err != nil || rs.Origin != origin {
 		t.Errorf("ResourceByOrigin(c, %s) = %+v, %v", origin, rs, err)
+	}
+}
+
+// TestSourceAndURIIndexMigration: a catalog written with the indexes of
+// resources by Source and by URI (schema 7) loses them, and its lookups
+// by URI and its walks by Source still find what it holds.
+func TestSourceAndURIIndexMigration(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "catalog.db")
+	old, err := Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	origin, harvested := holdOriginTwice(t, old)
+	old.Close()
+
+	db, err := sql.Open("sqlite3", dsn(path, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{"CREATE INDEX resources_source ON resources (source, collection, uri)",
+		"CREATE INDEX resources_uri ON resources (uri)", "PRAGMA user_version = 7"} {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	db.Close()
+
+	c := openAt(t, path)
+	var left int
+	if err := c.reader.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema
+		WHERE name IN ('resources_source', 'resources_uri')`).Scan(&left); err != nil || left != 0 {
+		t.Fatalf("%d of the two indexes left after migration, %v", left, err)
+	}
+	found, err := c.ResourcesByURI(ctx, harvested)
+	if err != nil || len(found) != 1 || found[0].Collection != "c" {
+		t.Errorf("ResourcesByURI(%s) = %+v, %v; want the one in c", harvested, found, err)
+	}
+	found, err = c.ResourcesByURI(ctx, origin)
+	if err != nil || len(found) != 2 {
+		t.Errorf("ResourcesByURI(%s) = %d resources, %v; want 2", origin, len(found), err)
+	}
+	var walked []string
+	err = c.SourceHeld(ctx, "direct", "d", func(e *HeldEntry) error {
+		walked = append(walked, e.URI)
+		return nil
+	})
+	if err != nil || len(walked) != 1 || walked[0] != origin {
+		t.Errorf("SourceHeld(direct, d) = %v, %v; want [%s]", walked, err, origin)
 	}
 }

@@ -51,7 +51,7 @@ func upstreamHops(ev *viaduct.Event) []Hop {
 // provenanceSQL finds the resource known by ?1, harvested or origin URI
 // (see byURISQL for the form of the condition).
 var provenanceSQL = `SELECT collection, hops, sha256, md5, length, changed
-	FROM resources WHERE (uri = ?1 OR origin = ?1 AND origin <> uri) AND ` + heldOnce + `
+	FROM resources WHERE ` + byURIOrOrigin + ` AND ` + heldOnce + `
 	ORDER BY uri = ?1 DESC, deleted, changed DESC LIMIT 1`
 
 // Provenance returns the chain of hops of the resource known by uri, from

@@ -81,13 +81,12 @@ func (c *Catalog) Resource(ctx context.Context, collection, uri string) (*Resour
 }
 
 // SourceResources calls fn for every resource currently held (not
-// deleted) from source, ordered by collection and URI: the harvester
-// compares a baseline with it. Rows are read a page at a time, so memory
-// stays flat however many the Source has. An error from fn stops the walk
-// and is returned.
-func (c *Catalog) SourceResources(ctx context.Context, source string, fn func(*Resource) error) error {
-	return walkSource(ctx, c, source, resourceCols, scanResource,
-		func(r *Resource) (string, string) { return r.Collection, r.URI }, fn)
+// deleted) from source in collection, ordered by URI. Rows are read a page
+// at a time, so memory stays flat however many the Source has. An error
+// from fn stops the walk and is returned.
+func (c *Catalog) SourceResources(ctx context.Context, source, collection string, fn func(*Resource) error) error {
+	return walkSource(ctx, c, source, collection, resourceCols, scanResource,
+		func(r *Resource) string { return r.URI }, fn)
 }
 
 // HeldEntry is what a baseline's walk for deletions reads of a resource
@@ -102,9 +101,9 @@ type HeldEntry struct {
 // end the walk reads the whole Source, and decoding every column of every
 // row there allocated about a kilobyte per resource, the largest burst of
 // a large baseline (a quarter of a gigabyte at 250,000 resources).
-func (c *Catalog) SourceHeld(ctx context.Context, source string, fn func(*HeldEntry) error) error {
-	return walkSource(ctx, c, source, `collection, uri, up_time`, scanHeld,
-		func(e *HeldEntry) (string, string) { return e.Collection, e.URI }, fn)
+func (c *Catalog) SourceHeld(ctx context.Context, source, collection string, fn func(*HeldEntry) error) error {
+	return walkSource(ctx, c, source, collection, `collection, uri, up_time`, scanHeld,
+		func(e *HeldEntry) string { return e.URI }, fn)
 }
 
 func scanHeld(s scanner) (*HeldEntry, error) {
@@ -120,17 +119,21 @@ func scanHeld(s scanner) (*HeldEntry, error) {
 	return &e, nil
 }
 
-// walkSource reads cols of the resources held from source a page at a
-// time, in (collection, uri) order, each page after the key of the last
-// row of the one before, and calls fn for each row as scan reads it.
-func walkSource[T any](ctx context.Context, c *Catalog, source, cols string, scan func(scanner) (T, error), key func(T) (string, string), fn func(T) error) error {
-	var coll, uri string
+// walkSource reads cols of the resources held from source in collection
+// a page at a time, in URI order, each page after the URI of the last row
+// of the one before, and calls fn for each row as scan reads it. It walks
+// the collection by primary key and keeps the Source's rows: a collection
+// is most often one Source's, and when Sources share one, the walk reads
+// the others' rows too rather than every batch of the applier keeping an
+// index by Source (schemaV8).
+func walkSource[T any](ctx context.Context, c *Catalog, source, collection, cols string, scan func(scanner) (T, error), key func(T) string, fn func(T) error) error {
+	var uri string
 	for {
 		page, err := readPage(ctx, c.reader, `SELECT `+cols+` FROM resources
-			WHERE source = ? AND (collection, uri) > (?, ?) AND deleted = 0
-			ORDER BY collection, uri LIMIT ?`, []any{source, coll, uri, pageSize}, scan)
+			WHERE collection = ? AND uri > ? AND source = ? AND deleted = 0
+			ORDER BY uri LIMIT ?`, []any{collection, uri, source, pageSize}, scan)
 		if err != nil {
-			return fmt.Errorf("list resources of source %s: %w", source, err)
+			return fmt.Errorf("list resources of source %s in collection %s: %w", source, collection, err)
 		}
 		for _, r := range page {
 			if err := fn(r); err != nil {
@@ -140,7 +143,7 @@ func walkSource[T any](ctx context.Context, c *Catalog, source, cols string, sca
 		if len(page) < pageSize {
 			return nil
 		}
-		coll, uri = key(page[len(page)-1])
+		uri = key(page[len(page)-1])
 	}
 }
 
