@@ -22,9 +22,11 @@
 // A writer holds a blob's bytes in memory until they exceed PackBelow,
 // then moves them to a temporary file as below. Committing a packed blob
 // queues its record; a round (at most one every SyncInterval, like the
-// sync rounds below) appends every record queued since the last to the
-// active pack in one write, fdatasyncs it, and only then inserts the
-// records' rows in one transaction, committed with synchronous=FULL. A
+// sync rounds below) runs in one transaction of the index, committed with
+// synchronous=FULL: it touches the blobs the index holds already (the
+// same bytes at another URI, or fetched again), appends every other
+// record queued since the last round to the active pack in one write,
+// each key once, fdatasyncs it, and only then inserts their rows. A
 // blob is visible once its row is, so a row never points at bytes that
 // are not on disk; a crash between the two leaves a record no row names,
 // which is never served. Each record begins with a header naming its key
