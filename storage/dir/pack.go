@@ -3,7 +3,6 @@ package dir
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -18,7 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mattn/go-sqlite3"
+	"github.com/viaduct-mirror/viaduct/internal/sqliteconn"
 	"golang.org/x/sys/unix"
 )
 
@@ -109,32 +108,6 @@ const indexPageSize = 1024
 // at indexPageSize).
 const indexCheckpointPages = 4096
 
-// indexConnector opens the pack index's connections: the page size of a
-// new file before WAL mode writes its first page, then the checkpoint
-// interval, which go-sqlite3 has no DSN parameter for.
-func indexConnector(dsn string) driver.Connector {
-	return hookConnector{dsn: dsn, drv: &sqlite3.SQLiteDriver{ConnectHook: func(conn *sqlite3.SQLiteConn) error {
-		for _, p := range []string{
-			fmt.Sprintf("PRAGMA page_size = %d", indexPageSize),
-			"PRAGMA journal_mode = WAL",
-			fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", indexCheckpointPages),
-		} {
-			if _, err := conn.Exec(p, nil); err != nil {
-				return fmt.Errorf("pack index: %s: %w", p, err)
-			}
-		}
-		return nil
-	}}}
-}
-
-type hookConnector struct {
-	dsn string
-	drv *sqlite3.SQLiteDriver
-}
-
-func (c hookConnector) Connect(context.Context) (driver.Conn, error) { return c.drv.Open(c.dsn) }
-func (c hookConnector) Driver() driver.Driver                        { return c.drv }
-
 func openPacks(root string, gap time.Duration) (*packs, error) {
 	d := filepath.Join(root, "packs")
 	if err := os.MkdirAll(d, 0o755); err != nil {
@@ -142,7 +115,11 @@ func openPacks(root string, gap time.Duration) (*packs, error) {
 	}
 	u := url.URL{Scheme: "file", Path: filepath.Join(d, "index.db")}
 	// synchronous=FULL: a commit returns once its rows are durable.
-	db := sql.OpenDB(indexConnector(u.String() + "?_synchronous=FULL&_busy_timeout=10000&_txlock=immediate"))
+	// The page size of a new file before WAL mode writes its first page.
+	db := sqliteconn.Open(u.String()+"?_synchronous=FULL&_busy_timeout=10000&_txlock=immediate",
+		fmt.Sprintf("PRAGMA page_size = %d", indexPageSize),
+		"PRAGMA journal_mode = WAL",
+		fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", indexCheckpointPages))
 	if _, err := db.Exec(packSchema); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("pack index %s: %w", d, err)

@@ -57,6 +57,11 @@ func TestPackOrFile(t *testing.T) {
 	if got := read(t, s, small); got != strings.Repeat("s", 1024) {
 		t.Errorf("small blob reads %d bytes", len(got))
 	}
+	// The index of a new store is in small pages (indexPageSize).
+	var page int
+	if err := s.packs.db.QueryRow(`PRAGMA page_size`).Scan(&page); err != nil || page != indexPageSize {
+		t.Errorf("pack index page size %d, %v; want %d", page, err, indexPageSize)
+	}
 }
 
 // TestPacksAcrossRestart: packed blobs are read back by the next process,

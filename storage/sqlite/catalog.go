@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 
 	// The catalog's SQLite driver, registered as "sqlite3" for the
-	// readers; the writer connects through writerConnector.
+	// readers; the writer connects through openWriter.
 	_ "github.com/mattn/go-sqlite3"
 )
 
@@ -58,7 +58,7 @@ func Open(ctx context.Context, path string, logger *slog.Logger) (*Catalog, erro
 		return nil, fmt.Errorf("open catalog %s: %w", path, err)
 	}
 	c := &Catalog{path: abs, log: logger}
-	c.writer = sql.OpenDB(writerConnector(plainDSN(abs, "_txlock=immediate&_cache_size=-16384")))
+	c.writer = openWriter(plainDSN(abs, "_txlock=immediate&_cache_size=-16384"))
 	// One writer: SQLite allows one anyway, and holding it in one pooled
 	// connection turns lock contention into queueing in database/sql.
 	c.writer.SetMaxOpenConns(1)
@@ -100,7 +100,7 @@ func Open(ctx context.Context, path string, logger *slog.Logger) (*Catalog, erro
 func dsn(path, extra string) string { return plainDSN(path, "_journal_mode=WAL&"+extra) }
 
 // plainDSN is dsn without the journal mode, for the writer, which sets
-// it after the page size of a new file (see writerConnector).
+// it after the page size of a new file (see openWriter).
 func plainDSN(path, extra string) string {
 	u := url.URL{Scheme: "file", Path: path}
 	return u.String() + "?_busy_timeout=" + fmt.Sprint(busyTimeoutMS) +

@@ -1,11 +1,10 @@
 package sqlite
 
 import (
-	"context"
-	"database/sql/driver"
+	"database/sql"
 	"fmt"
 
-	"github.com/mattn/go-sqlite3"
+	"github.com/viaduct-mirror/viaduct/internal/sqliteconn"
 )
 
 // walCheckpointPages is the writer's wal_autocheckpoint: the WAL is copied
@@ -31,34 +30,15 @@ const walCheckpointPages = 10000
 // mode fixes it, and only a VACUUM outside it could change it.
 const filePageSize = 8192
 
-// connector opens connections with the driver's ConnectHook, for the
-// pragmas go-sqlite3 has no DSN parameter for.
-type connector struct {
-	dsn string
-	drv *sqlite3.SQLiteDriver
-}
-
-var _ driver.Connector = connector{}
-
-func (c connector) Connect(context.Context) (driver.Conn, error) { return c.drv.Open(c.dsn) }
-func (c connector) Driver() driver.Driver                        { return c.drv }
-
-// writerConnector connects the writer pool: plainDSN's pragmas, then the
-// page size (which only a file not yet written takes), WAL mode (which
-// writes the file's first page, so it comes after), the checkpoint
-// interval and the WAL's size limit (see wal.go).
-func writerConnector(dsn string) driver.Connector {
-	return connector{dsn: dsn, drv: &sqlite3.SQLiteDriver{ConnectHook: func(conn *sqlite3.SQLiteConn) error {
-		for _, p := range []string{
-			fmt.Sprintf("PRAGMA page_size = %d", filePageSize),
-			"PRAGMA journal_mode = WAL",
-			fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", walCheckpointPages),
-			fmt.Sprintf("PRAGMA journal_size_limit = %d", walSizeLimit),
-		} {
-			if _, err := conn.Exec(p, nil); err != nil {
-				return fmt.Errorf("%s: %w", p, err)
-			}
-		}
-		return nil
-	}}}
+// openWriter opens the writer pool on dsn (plainDSN's pragmas), each
+// connection then setting the page size (which only a file not yet
+// written takes), WAL mode (which writes the file's first page, so it
+// comes after), the checkpoint interval and the WAL's size limit (see
+// wal.go).
+func openWriter(dsn string) *sql.DB {
+	return sqliteconn.Open(dsn,
+		fmt.Sprintf("PRAGMA page_size = %d", filePageSize),
+		"PRAGMA journal_mode = WAL",
+		fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", walCheckpointPages),
+		fmt.Sprintf("PRAGMA journal_size_limit = %d", walSizeLimit))
 }
