@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/md5"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"path/filepath"
 	"sync/atomic"
@@ -33,6 +34,22 @@ func openAt(t testing.TB, path string) *Catalog {
 	}
 	t.Cleanup(func() { c.Close() })
 	return c
+}
+
+// execOn runs stmts on the closed catalog file at path, on a plain
+// connection: a test's way to put back what an older schema had.
+func execOn(t testing.TB, path string, stmts ...string) {
+	t.Helper()
+	db, err := sql.Open("sqlite3", dsn(path, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range stmts {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
 }
 
 // upClock numbers the events tests build: each one is a later statement

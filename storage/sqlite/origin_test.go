@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -66,16 +65,7 @@ func TestOriginIndexMigration(t *testing.T) {
 	origin, _ := holdOriginTwice(t, old)
 	old.Close()
 
-	db, err := sql.Open("sqlite3", dsn(path, ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, stmt := range []string{"DROP INDEX resources_origin", "CREATE INDEX resources_origin ON resources (origin)", "PRAGMA user_version = 6"} {
-		if _, err := db.Exec(stmt); err != nil {
-			t.Fatalf("%s: %v", stmt, err)
-		}
-	}
-	db.Close()
+	execOn(t, path, "DROP INDEX resources_origin", "CREATE INDEX resources_origin ON resources (origin)", "PRAGMA user_version = 6")
 
 	c := openAt(t, path)
 	var def string
@@ -112,17 +102,8 @@ func TestSourceAndURIIndexMigration(t *testing.T) {
 	origin, harvested := holdOriginTwice(t, old)
 	old.Close()
 
-	db, err := sql.Open("sqlite3", dsn(path, ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, stmt := range []string{"CREATE INDEX resources_source ON resources (source, collection, uri)",
-		"CREATE INDEX resources_uri ON resources (uri)", "PRAGMA user_version = 7"} {
-		if _, err := db.Exec(stmt); err != nil {
-			t.Fatalf("%s: %v", stmt, err)
-		}
-	}
-	db.Close()
+	execOn(t, path, "CREATE INDEX resources_source ON resources (source, collection, uri)",
+		"CREATE INDEX resources_uri ON resources (uri)", "PRAGMA user_version = 7")
 
 	c := openAt(t, path)
 	var left int

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -99,16 +98,7 @@ func TestHeldByHashIndex(t *testing.T) {
 	}
 	c.Close()
 
-	db, err := sql.Open("sqlite3", dsn(path, ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []string{"CREATE INDEX resources_sha256 ON resources (source, sha256)", "PRAGMA user_version = 5"} {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	db.Close()
+	execOn(t, path, "CREATE INDEX resources_sha256 ON resources (source, sha256)", "PRAGMA user_version = 5")
 	c = openAt(t, path)
 	var n int
 	if err := c.reader.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = 'resources_sha256'`).Scan(&n); err != nil || n != 0 {
