@@ -58,10 +58,7 @@ func holdOriginTwice(t *testing.T, c *Catalog) (origin, harvested string) {
 func TestOriginIndexMigration(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "catalog.db")
-	old, err := Open(ctx, path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	old := openAt(t, path)
 	origin, _ := holdOriginTwice(t, old)
 	old.Close()
 
@@ -95,10 +92,7 @@ func TestOriginIndexMigration(t *testing.T) {
 func TestSourceAndURIIndexMigration(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "catalog.db")
-	old, err := Open(ctx, path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	old := openAt(t, path)
 	origin, harvested := holdOriginTwice(t, old)
 	old.Close()
 
