@@ -232,7 +232,7 @@ func (p *pass) deleteMissing(ctx context.Context, uri string, b *baselineRun) er
 	var perr error
 	q := p.newBatch()
 	err := p.h.deps.Held.SourceHeld(ctx, p.src.Name, p.src.Collection, func(r *sqlite.HeldEntry) error {
-		if r.Collection != p.src.Collection || b.seen.has(r.URI) {
+		if b.seen.has(r.URI) {
 			return nil
 		}
 		if !b.at.IsZero() && r.UpstreamTime.After(b.at) {

@@ -34,7 +34,8 @@ type Held interface {
 	// Lookup reads the few columns a baseline compares an entry with;
 	// found is false when the catalog has no row of uri.
 	Lookup(ctx context.Context, collection, uri string) (l sqlite.Lookup, found bool, err error)
-	// SourceHeld walks what is held from source (sqlite.Catalog.SourceHeld).
+	// SourceHeld walks what is held from source in collection
+	// (sqlite.Catalog.SourceHeld).
 	SourceHeld(ctx context.Context, source, collection string, fn func(*sqlite.HeldEntry) error) error
 }
 
