@@ -41,6 +41,7 @@ func (o *observer) reset() {
 // copies reads the node's copy: sha-256 by the Source's URI, live ones.
 func (o *observer) copies(ctx context.Context) (map[string]string, error) {
 	held := map[string]string{}
+	// Each Source here has the collection of its name (the default).
 	err := o.cat.SourceResources(ctx, o.source, o.source, func(r *sqlite.Resource) error {
 		if !r.Deleted {
 			uri := r.URI

@@ -31,8 +31,8 @@
 // are not on disk; a crash between the two leaves a record no row names,
 // which is never served. Each record begins with a header naming its key
 // and length, which Open checks, so a wrong row is an error rather than
-// wrong bytes. Every process writes to a pack of its own, begun at its
-// first commit, and a pack is closed at 64 MiB.
+// wrong bytes. Every process writes to a pack of its own, begun by its
+// first round with a new blob, and a pack is closed at 64 MiB.
 //
 // Touch and DeleteIdle of a packed blob are single statements on its row,
 // serialised by SQLite with the commits that touch it. A deleted blob's

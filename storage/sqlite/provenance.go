@@ -49,7 +49,7 @@ func upstreamHops(ev *viaduct.Event) []Hop {
 }
 
 // provenanceSQL finds the resource known by ?1, harvested or origin URI
-// (see byURISQL for the form of the condition).
+// (byURIOrOrigin).
 var provenanceSQL = `SELECT collection, hops, sha256, md5, length, changed
 	FROM resources WHERE ` + byURIOrOrigin + ` AND ` + heldOnce + `
 	ORDER BY uri = ?1 DESC, deleted, changed DESC LIMIT 1`
