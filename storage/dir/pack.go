@@ -187,6 +187,11 @@ func (p *packs) find(ctx context.Context, key string) (loc packLoc, ok bool, err
 	return loc, err == nil, err
 }
 
+// touchSQL advances a packed blob's time (?1) by its key (?2); a time
+// never goes back, so a touch that loses a race to a later one keeps the
+// later.
+const touchSQL = `UPDATE blobs SET mtime = max(mtime, ?) WHERE key = ?`
+
 // touch sets the packed blob's time to now; ok is false when it is not
 // packed.
 func (p *packs) touch(ctx context.Context, key string, now time.Time) (loc packLoc, ok bool, err error) {
@@ -194,8 +199,7 @@ func (p *packs) touch(ctx context.Context, key string, now time.Time) (loc packL
 	if err != nil {
 		return loc, false, err
 	}
-	err = p.db.QueryRowContext(ctx, `UPDATE blobs SET mtime = max(mtime, ?) WHERE key = ? RETURNING pack, off, len, mtime`,
-		now.UnixNano(), k).Scan(&loc.pack, &loc.off, &loc.size, &loc.mtime)
+	err = p.db.QueryRowContext(ctx, touchSQL+` RETURNING pack, off, len, mtime`, now.UnixNano(), k).Scan(&loc.pack, &loc.off, &loc.size, &loc.mtime)
 	if errors.Is(err, sql.ErrNoRows) {
 		return loc, false, nil
 	}
@@ -308,7 +312,7 @@ func (p *packs) write(recs []packRecord) error {
 // records left to write: the new blobs, each once, and compaction's
 // moves.
 func (p *packs) held(tx *sql.Tx, recs []packRecord) ([]packRecord, error) {
-	touch, err := tx.Prepare(`UPDATE blobs SET mtime = max(mtime, ?) WHERE key = ?`)
+	touch, err := tx.Prepare(touchSQL)
 	if err != nil {
 		return nil, err
 	}
