@@ -52,19 +52,26 @@ func holdOriginTwice(t *testing.T, c *Catalog) (origin, harvested string) {
 	return origin, harvested
 }
 
+// migratedWithOriginTwice writes holdOriginTwice's catalog, puts an older
+// schema back on it with stmts (execOn), and opens it again, migrating
+// it.
+func migratedWithOriginTwice(t *testing.T, stmts ...string) (c *Catalog, origin, harvested string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "catalog.db")
+	old := openAt(t, path)
+	origin, harvested = holdOriginTwice(t, old)
+	old.Close()
+	execOn(t, path, stmts...)
+	return openAt(t, path), origin, harvested
+}
+
 // TestOriginIndexMigration: a catalog written with the whole origin index
 // (schema 6) gets the partial one, and its lookups by origin still find
 // resources harvested through an aggregator and from their origin.
 func TestOriginIndexMigration(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "catalog.db")
-	old := openAt(t, path)
-	origin, _ := holdOriginTwice(t, old)
-	old.Close()
-
-	execOn(t, path, "DROP INDEX resources_origin", "CREATE INDEX resources_origin ON resources (origin)", "PRAGMA user_version = 6")
-
-	c := openAt(t, path)
+	c, origin, _ := migratedWithOriginTwice(t,
+		"DROP INDEX resources_origin", "CREATE INDEX resources_origin ON resources (origin)", "PRAGMA user_version = 6")
 	var def string
 	if err := c.reader.QueryRowContext(ctx, `SELECT sql FROM sqlite_schema WHERE name = 'resources_origin'`).Scan(&def); err != nil {
 		t.Fatal(err)
@@ -91,15 +98,8 @@ func TestOriginIndexMigration(t *testing.T) {
 // by URI and its walks by Source still find what it holds.
 func TestSourceAndURIIndexMigration(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "catalog.db")
-	old := openAt(t, path)
-	origin, harvested := holdOriginTwice(t, old)
-	old.Close()
-
-	execOn(t, path, "CREATE INDEX resources_source ON resources (source, collection, uri)",
+	c, origin, harvested := migratedWithOriginTwice(t, "CREATE INDEX resources_source ON resources (source, collection, uri)",
 		"CREATE INDEX resources_uri ON resources (uri)", "PRAGMA user_version = 7")
-
-	c := openAt(t, path)
 	var left int
 	if err := c.reader.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema
 		WHERE name IN ('resources_source', 'resources_uri')`).Scan(&left); err != nil || left != 0 {
