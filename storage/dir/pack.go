@@ -60,6 +60,11 @@ type packs struct {
 	dir   string
 	db    *sql.DB
 	group *grouper[*packBatch]
+	// The reads of Open and Stat and the touch of Touch, prepared once
+	// (database/sql prepares each on a connection the first time that
+	// connection runs it): a Source that declares sha-256 digests has
+	// every change of a baseline touch its blob first.
+	findStmt, touchStmt *sql.Stmt
 
 	// The active pack, written by the round running (the grouper runs
 	// one at a time); active is its id for compaction, which leaves it
@@ -125,6 +130,14 @@ func openPacks(root string, gap time.Duration) (*packs, error) {
 		return nil, fmt.Errorf("pack index %s: %w", d, err)
 	}
 	p := &packs{dir: d, db: db}
+	var err error
+	if p.findStmt, err = db.Prepare(`SELECT pack, off, len, mtime FROM blobs WHERE key = ?`); err == nil {
+		p.touchStmt, err = db.Prepare(touchSQL + ` RETURNING pack, off, len, mtime`)
+	}
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("pack index %s: %w", d, err)
+	}
 	p.group = newGrouper(p.run, gap)
 	// Every start begins a new pack: the active one of the process
 	// before may end in a record it wrote but never indexed.
@@ -149,6 +162,8 @@ func (p *packs) close() error {
 		p.retire()
 	}
 	p.group.mu.Unlock()
+	p.findStmt.Close()
+	p.touchStmt.Close()
 	return p.db.Close()
 }
 
@@ -179,8 +194,7 @@ func (p *packs) find(ctx context.Context, key string) (loc packLoc, ok bool, err
 	if err != nil {
 		return loc, false, err
 	}
-	err = p.db.QueryRowContext(ctx, `SELECT pack, off, len, mtime FROM blobs WHERE key = ?`, k).
-		Scan(&loc.pack, &loc.off, &loc.size, &loc.mtime)
+	err = p.findStmt.QueryRowContext(ctx, k).Scan(&loc.pack, &loc.off, &loc.size, &loc.mtime)
 	if errors.Is(err, sql.ErrNoRows) {
 		return loc, false, nil
 	}
@@ -199,7 +213,7 @@ func (p *packs) touch(ctx context.Context, key string, now time.Time) (loc packL
 	if err != nil {
 		return loc, false, err
 	}
-	err = p.db.QueryRowContext(ctx, touchSQL+` RETURNING pack, off, len, mtime`, now.UnixNano(), k).Scan(&loc.pack, &loc.off, &loc.size, &loc.mtime)
+	err = p.touchStmt.QueryRowContext(ctx, now.UnixNano(), k).Scan(&loc.pack, &loc.off, &loc.size, &loc.mtime)
 	if errors.Is(err, sql.ErrNoRows) {
 		return loc, false, nil
 	}
