@@ -3,6 +3,7 @@ module github.com/viaduct-mirror/viaduct
 go 1.26.8
 
 require (
+	github.com/goccy/go-json v0.12.0
 	github.com/klauspost/compress v1.20.3
 	github.com/mattn/go-sqlite3 v1.14.53
 	github.com/minio/md5-simd v1.1.2

@@ -7,9 +7,15 @@ package viaduct
 import (
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"strconv"
 	"time"
+
+	// Changes and events are encoded and decoded once or twice each on
+	// the way through the pipeline, tens of thousands a second in a
+	// baseline: with encoding/json that was a tenth of a node's CPU.
+	// goccy/go-json writes the same bytes (TestWireFormIsEncodingJSON)
+	// and reads them two to three times as fast.
+	json "github.com/goccy/go-json"
 
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 )
@@ -72,6 +78,16 @@ type StoredBlob struct {
 	SHA256 string `json:"sha256"`
 	MD5    string `json:"md5,omitempty"`
 	Length int64  `json:"length"`
+}
+
+// Encode writes the change as the queue stores it: JSON, as
+// encoding/json would write it.
+func (c *Change) Encode() ([]byte, error) { return json.Marshal(c) }
+
+// Decode reads a change that Encode, or encoding/json, wrote.
+func (c *Change) Decode(b []byte) error {
+	*c = Change{}
+	return json.Unmarshal(b, c)
 }
 
 // MsgID is the JetStream de-duplication id of the change: the same upstream

@@ -2,6 +2,7 @@ package viaduct
 
 import (
 	"encoding/json"
+	"encoding/xml"
 	"reflect"
 	"strings"
 	"testing"
@@ -167,6 +168,73 @@ func TestEventJSONUpstreamAsCopy(t *testing.T) {
 		}
 		if !reflect.DeepEqual(got, ev) {
 			t.Errorf("%s: read back as\n%+v\nwant\n%+v", c.name, got, ev)
+		}
+	}
+}
+
+// TestWireFormIsEncodingJSON: changes and events are written byte for
+// byte as encoding/json writes them, and read back from its bytes, so
+// that the messages already in a stream and those written now are one
+// format whatever library encodes them.
+func TestWireFormIsEncodingJSON(t *testing.T) {
+	at := time.Date(2026, 11, 21, 10, 0, 0, 123456789, time.FixedZone("x", 3600))
+	n := int64(1024)
+	full := Change{Source: "s", Collection: "c", URI: "http://example.com/a?b=<c>&d=\u2028é\x7f", Op: resourcesync.Created,
+		Time: at, Listed: at.Add(time.Second), Modified: at.Add(-time.Hour),
+		Hash:   resourcesync.Hashes{{Alg: resourcesync.MD5, Value: "1e0d5cb8ef6ba40c99b14c0237be735e"}, {Alg: resourcesync.SHA256, Value: "ab"}},
+		Length: &n, Type: "text/plain; charset=\"utf-8\"",
+		Links: []resourcesync.Link{{Rel: "via", Href: "http://up.example.org/a", Modified: at, Length: &n, Pri: 2,
+			Extra: []xml.Attr{{Name: xml.Name{Space: "urn:x", Local: "y"}, Value: "z\t\"q\""}}}},
+		Doc: "http://example.com/rl.xml", Blob: &StoredBlob{SHA256: "ab", MD5: "cd", Length: 3}, Fresh: true}
+	changes := []Change{{}, {Source: "s", Time: at}, full, {URI: "http://example.com/\xff\xfe", Op: resourcesync.Deleted, Listed: at}}
+	for i, c := range changes {
+		want, err := json.Marshal(&c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := c.Encode()
+		if err != nil || string(got) != string(want) {
+			t.Errorf("change %d: Encode wrote\n%s (%v)\nencoding/json writes\n%s", i, got, err, want)
+		}
+		var fromStd, fromOwn Change
+		if err := json.Unmarshal(want, &fromStd); err != nil {
+			t.Fatal(err)
+		}
+		if err := fromOwn.Decode(want); err != nil || !reflect.DeepEqual(fromOwn, fromStd) {
+			t.Errorf("change %d: Decode read %+v (%v), encoding/json reads %+v", i, fromOwn, err, fromStd)
+		}
+	}
+	events := []Event{
+		{Source: "s", Collection: "c", URI: full.URI, Op: resourcesync.Created, SHA256: "ab", MD5: "cd", Length: n, Type: "text/plain", Upstream: full},
+		{Source: "s", Collection: "c", URI: "http://example.com/gone", Op: resourcesync.Deleted, Upstream: Change{Source: "up", Op: resourcesync.Deleted, Time: at}},
+	}
+	for i, e := range events {
+		got, err := e.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// encoding/json's form of the same wire struct, compacted as
+		// Encode's output is.
+		w := eventWire{eventJSON: new(eventJSON)}
+		if err := json.Unmarshal(got, &w); err != nil {
+			t.Fatalf("event %d: encoding/json cannot read %s: %v", i, got, err)
+		}
+		want, err := json.Marshal(w)
+		if err != nil || string(got) != string(want) {
+			t.Errorf("event %d: Encode wrote\n%s\nencoding/json writes\n%s (%v)", i, got, want, err)
+		}
+		var back Event
+		if err := back.Decode(want); err != nil {
+			t.Fatal(err)
+		}
+		if again, _ := back.Encode(); string(again) != string(got) {
+			t.Errorf("event %d: read back and written again as\n%s\nwant\n%s", i, again, got)
+		}
+	}
+	for _, bad := range []string{`{`, `[]`, `{"source":1}`, `{"time":"x"}`, `{"hash":"md5"}`, `{"uri":"a"} x`} {
+		var c Change
+		if err := c.Decode([]byte(bad)); err == nil {
+			t.Errorf("Decode(%s) accepted it", bad)
 		}
 	}
 }

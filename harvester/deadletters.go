@@ -2,7 +2,6 @@ package harvester
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -135,7 +134,7 @@ func (p *pass) deadLetters(ctx context.Context) {
 // summary shows of it: the URI, and why for any outcome but requeued.
 func (p *pass) comeBack(ctx context.Context, d queue.DeadLetter) (outcome, example string, err error) {
 	var c viaduct.Change
-	if jerr := json.Unmarshal(d.Payload, &c); jerr != nil || c.URI == "" {
+	if jerr := c.Decode(d.Payload); jerr != nil || c.URI == "" {
 		return deadGaveUp, fmt.Sprintf("dead letter %d (undecodable)", d.Seq), nil
 	}
 	switch kind := d.Kind(); {

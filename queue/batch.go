@@ -2,7 +2,6 @@ package queue
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -71,7 +70,7 @@ type pendingPub struct {
 // acknowledgement. When the client refuses (too many publishes pending
 // across the whole connection) it publishes that one synchronously.
 func (q *Queue) publishChangeAsync(ctx context.Context, c *viaduct.Change) (pendingPub, error) {
-	data, err := json.Marshal(c)
+	data, err := c.Encode()
 	if err != nil {
 		return pendingPub{}, fmt.Errorf("queue: encode change of %s from source %q: %w", c.URI, c.Source, err)
 	}

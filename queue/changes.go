@@ -2,7 +2,6 @@ package queue
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -172,7 +171,7 @@ func (q *Queue) newChangeMsg(msg jetstream.Msg) (*ChangeMsg, error) {
 	}
 	m := &ChangeMsg{Seq: meta.Sequence.Stream, Delivered: meta.NumDelivered, Published: meta.Timestamp, q: q, msg: msg}
 	var c viaduct.Change
-	if err := json.Unmarshal(msg.Data(), &c); err != nil {
+	if err := c.Decode(msg.Data()); err != nil {
 		reason := fmt.Sprintf("decode change: %v", err)
 		q.log.Warn("dead-lettering undecodable change", "subject", msg.Subject(), "seq", m.Seq, "err", err)
 		if err := m.DeadLetter(context.Background(), reason, nil); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 
 	"github.com/nats-io/nats.go"
@@ -17,7 +16,7 @@ import (
 // Change List, a notification and the list that records it) is stored
 // once; that is not an error.
 func (q *Queue) PublishChange(ctx context.Context, c *viaduct.Change) error {
-	data, err := json.Marshal(c)
+	data, err := c.Encode()
 	if err == nil {
 		_, err = q.publish(ctx, StreamChanges, ChangeSubject(c.Source), c.MsgID(), data)
 	}
