@@ -2,14 +2,10 @@ package sqlite
 
 import (
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
-
-	// Every applied event writes its links with it: the same library,
-	// and the same bytes as encoding/json, as the queue's messages (see
-	// package viaduct).
-	json "github.com/goccy/go-json"
 
 	"github.com/viaduct-mirror/viaduct"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
