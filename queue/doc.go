@@ -21,8 +21,10 @@
 // Source and collection names become one subject token through
 // EncodeToken, which is reversible; the payload also carries them.
 //
-// Messages are JSON: a change as viaduct.Change encodes it, an event as
-// viaduct.Event.Encode writes it, leaving out what the event's upstream
+// Messages are JSON: a change as viaduct.Change.Encode writes it, an event
+// as viaduct.Event.Encode writes it (both with encoding/json, read back
+// with goccy/go-json, which is faster at it; see package viaduct),
+// leaving out what the event's upstream
 // change repeats of the event; hashes are strings in the form of a
 // document's hash attribute, "md5:… sha-256:…". Messages written before
 // either form (hashes as arrays of objects, events written whole) still

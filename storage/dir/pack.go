@@ -324,61 +324,105 @@ func (p *packs) write(recs []packRecord) error {
 // held touches the new blobs the index already holds (committed again:
 // the same bytes at another URI, or fetched again) and returns the
 // records left to write: the new blobs, each once, and compaction's
-// moves.
+// moves. The touch is one statement per heldChunk keys, at the round's
+// latest time: a statement per blob cost a call into SQLite each, and a
+// round holds hundreds in a baseline, where hardly any is held.
 func (p *packs) held(tx *sql.Tx, recs []packRecord) ([]packRecord, error) {
-	touch, err := tx.Prepare(touchSQL)
-	if err != nil {
-		return nil, err
-	}
-	defer touch.Close()
-	out := recs[:0:0]
+	var keys []any
+	var mtime int64
 	seen := make(map[string]bool, len(recs))
 	for _, rec := range recs {
+		if rec.from == nil && !seen[rec.key] {
+			seen[rec.key] = true
+			k, _ := hex.DecodeString(rec.key)
+			keys = append(keys, k)
+			mtime = max(mtime, rec.mtime)
+		}
+	}
+	held := map[string]bool{}
+	for len(keys) > 0 {
+		chunk := keys[:min(len(keys), heldChunk)]
+		keys = keys[len(chunk):]
+		q := `UPDATE blobs SET mtime = max(mtime, ?) WHERE key IN (?` + strings.Repeat(`, ?`, len(chunk)-1) + `) RETURNING key`
+		rows, err := tx.Query(q, append([]any{mtime}, chunk...)...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var k []byte
+			if err := rows.Scan(&k); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			held[hex.EncodeToString(k)] = true
+		}
+		if err := rows.Close(); err != nil {
+			return nil, err
+		}
+	}
+	out := recs[:0:0]
+	clear(seen)
+	for _, rec := range recs {
 		if rec.from == nil {
-			if seen[rec.key] {
+			if held[rec.key] || seen[rec.key] {
 				continue
 			}
 			seen[rec.key] = true
-			k, _ := hex.DecodeString(rec.key)
-			res, err := touch.Exec(rec.mtime, k)
-			if err != nil {
-				return nil, err
-			}
-			if n, _ := res.RowsAffected(); n == 1 {
-				continue
-			}
 		}
 		out = append(out, rec)
 	}
 	return out, nil
 }
 
+// heldChunk bounds the keys of one statement of held, and indexChunk the
+// rows of one INSERT of index: far below SQLite's limit of parameters.
+const (
+	heldChunk  = 256
+	indexChunk = 128
+)
+
 // index inserts the rows of new records written at locs to the active
-// pack, and moves those of records compaction copied there, unless they
-// were deleted or moved meanwhile.
+// pack, indexChunk rows to a statement, and moves those of records
+// compaction copied there, unless they were deleted or moved meanwhile.
 func (p *packs) index(tx *sql.Tx, recs []packRecord, locs []int64) error {
-	ins, err := tx.Prepare(`INSERT INTO blobs (key, pack, off, len, mtime) VALUES (?, ?, ?, ?, ?)`)
-	if err != nil {
+	var rows []any
+	insert := func() error {
+		if len(rows) == 0 {
+			return nil
+		}
+		q := `INSERT INTO blobs (key, pack, off, len, mtime) VALUES (?, ?, ?, ?, ?)` + strings.Repeat(`, (?, ?, ?, ?, ?)`, len(rows)/5-1)
+		_, err := tx.Exec(q, rows...)
+		rows = rows[:0]
 		return err
 	}
-	defer ins.Close()
-	move, err := tx.Prepare(`UPDATE blobs SET pack = ?, off = ? WHERE key = ? AND pack = ? AND off = ?`)
-	if err != nil {
-		return err
-	}
-	defer move.Close()
+	var move *sql.Stmt
+	defer func() {
+		if move != nil {
+			move.Close()
+		}
+	}()
 	for i, rec := range recs {
 		k, _ := hex.DecodeString(rec.key)
-		if rec.from != nil {
-			_, err = move.Exec(p.id, locs[i], k, rec.from.pack, rec.from.off)
-		} else {
-			_, err = ins.Exec(k, p.id, locs[i], len(rec.data), rec.mtime)
+		if rec.from == nil {
+			rows = append(rows, k, p.id, locs[i], len(rec.data), rec.mtime)
+			if len(rows) == 5*indexChunk {
+				if err := insert(); err != nil {
+					return err
+				}
+			}
+			continue
 		}
-		if err != nil {
+		if move == nil {
+			var err error
+			if move, err = tx.Prepare(`UPDATE blobs SET pack = ?, off = ? WHERE key = ? AND pack = ? AND off = ?`); err != nil {
+				return err
+			}
+		}
+		if _, err := move.Exec(p.id, locs[i], k, rec.from.pack, rec.from.off); err != nil {
 			return err
 		}
 	}
-	return nil
+	return insert()
 }
 
 // begin creates the next pack and makes its name durable.

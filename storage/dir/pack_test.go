@@ -2,6 +2,8 @@ package dir
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -282,5 +284,65 @@ func TestCommittedAgainIsWrittenOnce(t *testing.T) {
 	}
 	if !again.ModTime.After(first.ModTime) {
 		t.Errorf("committed again at %v, blob's time still %v", again.ModTime, first.ModTime)
+	}
+}
+
+// TestRoundOfManyBlobs: one pack round with more blobs than one statement
+// of the index takes, some held already, some twice in the round, writes
+// each new blob once, touches each held one, and indexes them all.
+func TestRoundOfManyBlobs(t *testing.T) {
+	root := t.TempDir()
+	s := openPacked(t, root)
+	body := func(i int) []byte { return []byte(fmt.Sprintf("blob %d of the round", i)) }
+	const heldN, newN = heldChunk + 44, 2*indexChunk + 30
+	before := time.Now()
+	var heldKeys []string
+	for i := range heldN {
+		heldKeys = append(heldKeys, storagetest.Put(t, s, body(i)))
+	}
+	fi, err := os.Stat(packFiles(t, root)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(time.Hour).UnixNano()
+	var recs []packRecord
+	var want int64
+	for i := range heldN + newN {
+		b := body(i)
+		sum := sha256.Sum256(b)
+		rec := packRecord{key: hex.EncodeToString(sum[:]), data: b, mtime: later}
+		recs = append(recs, rec)
+		if i >= heldN {
+			want += int64(packHeaderLen + len(b))
+			if i%3 == 0 {
+				recs = append(recs, rec) // twice in the round
+			}
+		}
+	}
+	if err := s.packs.write(recs); err != nil {
+		t.Fatal(err)
+	}
+	after, err := os.Stat(packFiles(t, root)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if grew := after.Size() - fi.Size(); grew != want {
+		t.Errorf("the round wrote %d bytes, want %d: the %d new blobs once each", grew, want, newN)
+	}
+	var rows int
+	if err := s.packs.db.QueryRow(`SELECT count(*) FROM blobs`).Scan(&rows); err != nil || rows != heldN+newN {
+		t.Errorf("index holds %d rows (%v), want %d", rows, err, heldN+newN)
+	}
+	for _, k := range heldKeys {
+		info, err := s.Stat(context.Background(), k)
+		if err != nil || info.ModTime.UnixNano() != later {
+			t.Fatalf("held blob %s: %+v, %v; want touched to the round's time (committed after %v)", k, info, err, before)
+		}
+	}
+	for i := heldN; i < heldN+newN; i++ {
+		sum := sha256.Sum256(body(i))
+		if got := read(t, s, hex.EncodeToString(sum[:])); got != string(body(i)) {
+			t.Fatalf("new blob %d reads %q", i, got)
+		}
 	}
 }
