@@ -50,7 +50,7 @@ func TestClusterBaseline(t *testing.T) {
 // on its old data, catches up and serves the same documents.
 func TestClusterNodeKilled(t *testing.T) {
 	src := startSource(t, sim.Config{Resources: 2000, Seed: 42, MinSize: 8, MaxSize: 48})
-	slowBitstreams(t, src)
+	release := holdBitstreamsAfter(t, src, 400)
 	c := startCluster(t, src, "cluster-kill")
 	d := c.subscribe(t)
 
@@ -64,6 +64,7 @@ func TestClusterNodeKilled(t *testing.T) {
 		t.Fatal("the baseline was over before the node was killed")
 	}
 	c.kill(t, h)
+	release()
 
 	waitFor(t, time.Minute, "another node to finish the baseline", func() bool {
 		if !c.baselineDone(t) {
@@ -95,13 +96,14 @@ func TestClusterNodeKilled(t *testing.T) {
 // with two, the nodes reconnect, and the baseline completes.
 func TestClusterNATSServerLost(t *testing.T) {
 	src := startSource(t, sim.Config{Resources: 2000, Seed: 43, MinSize: 8, MaxSize: 48})
-	slowBitstreams(t, src)
+	release := holdBitstreamsAfter(t, src, 400)
 	c := startCluster(t, src, "cluster-nats")
 	d := c.subscribe(t)
 
 	c.syncAll(t)
 	waitFor(t, time.Minute, "part of the baseline to be applied", func() bool { return lastApplied(t, c.live()[0]) >= 300 })
 	c.nats.Stop(0)
+	release()
 	waitFor(t, 2*time.Minute, "the baseline to complete on two NATS servers", func() bool {
 		if !c.baselineDone(t) {
 			c.syncAll(t)

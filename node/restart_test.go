@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -24,12 +23,11 @@ const restartSize = 2000
 // lists every resource once.
 func TestRestartDuringBaseline(t *testing.T) {
 	src := startSource(t, sim.Config{Resources: restartSize, Seed: 11, MinSize: 16, MaxSize: 512})
-	slowBitstreams(t, src)
+	release := holdBitstreamsAfter(t, src, 400)
 	cfg := testConfig(t.TempDir(), sourceConfig("s", src))
 
 	n := startNode(t, cfg, nil)
 	mustSync(t, n, "s")
-	release := holdBitstreamsAfter(t, src, 300)
 	waitFor(t, 30*time.Second, "part of the baseline to be applied", func() bool { return lastApplied(t, n) >= 300 })
 	s := stop(t, n, src)
 	release()
@@ -61,12 +59,11 @@ func TestRestartDuringChanges(t *testing.T) {
 	waitSettled(t, n, 60*time.Second)
 	base := lastApplied(t, n)
 
-	slowBitstreams(t, src)
 	src.Create(200)
 	src.Update(300)
 	src.Delete(100)
-	mustSync(t, n, "s")
 	release := holdBitstreamsAfter(t, src, 100)
+	mustSync(t, n, "s")
 	waitFor(t, 30*time.Second, "part of the changes to be applied", func() bool { return lastApplied(t, n) >= base+100 })
 	s := stop(t, n, src)
 	release()
@@ -98,28 +95,16 @@ func TestRestartDuringChanges(t *testing.T) {
 	}
 }
 
-// slowBitstreams holds every bitstream back a little.
-func slowBitstreams(t testing.TB, src *sim.Server) {
-	t.Helper()
-	if err := src.SetFault("/res/*", sim.Fault{Delay: 10 * time.Millisecond}); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// holdBitstreamsAfter waits until the Source has been asked for n more
-// bitstreams than it had been when called, then holds every later request
-// for a bitstream until the returned function (also called when the test
-// ends) lets them go. The requests in flight at that moment still end, so
-// at most n plus the per-host concurrency of bitstreams are served before
-// the release.
+// holdBitstreamsAfter lets the Source serve the next n requests for
+// bitstreams and holds every later one until the returned function (also
+// called when the test ends) lets them go. The Source counts, not the
+// test's look at it, so that however late a loaded machine lets the test
+// look, no more than n bitstreams are served before the release: set it
+// before the work starts.
 func holdBitstreamsAfter(t testing.TB, src *sim.Server, n int) (release func()) {
 	t.Helper()
-	start := requestsUnder(src, "/res/")
-	waitFor(t, 30*time.Second, fmt.Sprintf("%d bitstreams to be requested", n), func() bool {
-		return requestsUnder(src, "/res/")-start >= n
-	})
 	hold := make(chan struct{})
-	if err := src.SetFault("/res/*", sim.Fault{Hold: hold}); err != nil {
+	if err := src.SetFault("/res/*", sim.Fault{Hold: hold, After: n}); err != nil {
 		t.Fatal(err)
 	}
 	var once sync.Once

@@ -52,6 +52,10 @@ type Fault struct {
 	// Times is how many requests the fault applies to before it clears
 	// itself; 0 means until it is cleared.
 	Times int
+	// After is how many matching requests are served as if the fault
+	// were not set before it applies, so that a test can let exactly
+	// that many through (Times counts from there).
+	After int
 }
 
 // faults is the set of faults in force, by path pattern (path.Match syntax),
@@ -136,7 +140,10 @@ func (fs *faults) forRequest(p string) (Fault, bool) {
 		}
 		f := sf.f
 		sf.used++
-		if f.Times > 0 && sf.used >= f.Times {
+		if sf.used <= f.After {
+			return Fault{}, false
+		}
+		if f.Times > 0 && sf.used-f.After >= f.Times {
 			fs.remove(sf.pattern)
 			fs.gen.Add(1)
 		}

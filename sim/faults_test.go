@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -46,6 +47,23 @@ func TestFaultStatus(t *testing.T) {
 	}
 	if n := src.Requests()["/res/2"]; n != 2 {
 		t.Fatalf("Requests counts %d for /res/2, want 2", n)
+	}
+}
+
+// TestFaultAfter: a fault with After lets that many matching requests
+// through untouched, then applies for its Times.
+func TestFaultAfter(t *testing.T) {
+	src, base := serve(t, Config{Resources: 3})
+	if err := src.SetFault("/res/*", Fault{Status: http.StatusServiceUnavailable, After: 2, Times: 1}); err != nil {
+		t.Fatal(err)
+	}
+	var got []int
+	for _, p := range []string{"/res/1", "/res/2", "/res/3", "/res/1"} {
+		resp, _ := get(t, base+p)
+		got = append(got, resp.StatusCode)
+	}
+	if want := []int{200, 200, 503, 200}; !slices.Equal(got, want) {
+		t.Fatalf("statuses %v, want %v", got, want)
 	}
 }
 
