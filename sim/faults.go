@@ -141,7 +141,7 @@ func (fs *faults) forRequest(p string) (Fault, bool) {
 		f := sf.f
 		sf.used++
 		if sf.used <= f.After {
-			return Fault{}, false
+			continue // as if it were not set: a later fault may match
 		}
 		if f.Times > 0 && sf.used-f.After >= f.Times {
 			fs.remove(sf.pattern)

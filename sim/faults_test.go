@@ -51,10 +51,14 @@ func TestFaultStatus(t *testing.T) {
 }
 
 // TestFaultAfter: a fault with After lets that many matching requests
-// through untouched, then applies for its Times.
+// through as if it were not set (a fault set after it on a narrower
+// pattern still applies to them), then applies for its Times.
 func TestFaultAfter(t *testing.T) {
 	src, base := serve(t, Config{Resources: 3})
 	if err := src.SetFault("/res/*", Fault{Status: http.StatusServiceUnavailable, After: 2, Times: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := src.SetFault("/res/2", Fault{Status: http.StatusNotFound, Times: 1}); err != nil {
 		t.Fatal(err)
 	}
 	var got []int
@@ -62,7 +66,7 @@ func TestFaultAfter(t *testing.T) {
 		resp, _ := get(t, base+p)
 		got = append(got, resp.StatusCode)
 	}
-	if want := []int{200, 200, 503, 200}; !slices.Equal(got, want) {
+	if want := []int{200, 404, 503, 200}; !slices.Equal(got, want) {
 		t.Fatalf("statuses %v, want %v", got, want)
 	}
 }
