@@ -132,7 +132,7 @@ func openPacks(root string, gap time.Duration) (*packs, error) {
 	p := &packs{dir: d, db: db}
 	var err error
 	if p.findStmt, err = db.Prepare(`SELECT pack, off, len, mtime FROM blobs WHERE key = ?`); err == nil {
-		p.touchStmt, err = db.Prepare(touchSQL + ` RETURNING pack, off, len, mtime`)
+		p.touchStmt, err = db.Prepare(touchSQL + `= ? RETURNING pack, off, len, mtime`)
 	}
 	if err != nil {
 		db.Close()
@@ -201,10 +201,11 @@ func (p *packs) find(ctx context.Context, key string) (loc packLoc, ok bool, err
 	return loc, err == nil, err
 }
 
-// touchSQL advances a packed blob's time (?1) by its key (?2); a time
-// never goes back, so a touch that loses a race to a later one keeps the
-// later.
-const touchSQL = `UPDATE blobs SET mtime = max(mtime, ?) WHERE key = ?`
+// touchSQL advances the time of packed blobs (its one parameter) by key,
+// the condition on key to follow: Touch's is one key, a round's a list.
+// A time never goes back, so a touch that loses a race to a later one
+// keeps the later.
+const touchSQL = `UPDATE blobs SET mtime = max(mtime, ?) WHERE key `
 
 // touch sets the packed blob's time to now; ok is false when it is not
 // packed.
@@ -343,7 +344,7 @@ func (p *packs) held(tx *sql.Tx, recs []packRecord) ([]packRecord, error) {
 	for len(keys) > 0 {
 		chunk := keys[:min(len(keys), heldChunk)]
 		keys = keys[len(chunk):]
-		q := `UPDATE blobs SET mtime = max(mtime, ?) WHERE key IN (?` + strings.Repeat(`, ?`, len(chunk)-1) + `) RETURNING key`
+		q := touchSQL + `IN (?` + strings.Repeat(`, ?`, len(chunk)-1) + `) RETURNING key`
 		rows, err := tx.Query(q, append([]any{mtime}, chunk...)...)
 		if err != nil {
 			return nil, err
