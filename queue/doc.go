@@ -23,15 +23,14 @@
 //
 // Messages are JSON: a change as viaduct.Change.Encode writes it, an event
 // as viaduct.Event.Encode writes it (both with encoding/json, read back
-// with goccy/go-json, which is faster at it; see package viaduct),
-// leaving out what the event's upstream
-// change repeats of the event; hashes are strings in the form of a
-// document's hash attribute, "md5:… sha-256:…". Messages written before
-// either form (hashes as arrays of objects, events written whole) still
-// decode. Their Nats-Msg-Id is the message's MsgID, so a change
-// or event published twice within the duplicate window is stored once and
-// the repeat gets the original's sequence. Trace context travels in the
-// message headers (W3C traceparent by default).
+// with goccy/go-json, which is faster at it; see package viaduct), leaving
+// out what the event's upstream change repeats of the event; hashes are
+// strings in the form of a document's hash attribute, "md5:… sha-256:…".
+// Messages written before either form (hashes as arrays of objects, events
+// written whole) still decode. Their Nats-Msg-Id is the message's MsgID, so
+// a change or event published twice within the duplicate window is stored
+// once and the repeat gets the original's sequence. Trace context travels
+// in the message headers (W3C traceparent by default).
 //
 // The contract with workers: ack only once the effect is durable; Nak to
 // retry; on the last attempt (ChangeMsg.LastAttempt) dead-letter instead of
