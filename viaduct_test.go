@@ -238,3 +238,30 @@ func TestWireFormIsEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// FuzzChangeDecodeMatchesEncodingJSON: whatever the bytes, Change.Decode
+// fails where encoding/json fails and otherwise reads the same change, and
+// never panics: a message is read by a fetch worker of any node.
+func FuzzChangeDecodeMatchesEncodingJSON(f *testing.F) {
+	n := int64(7)
+	for _, c := range []Change{{}, {Source: "s", URI: "http://example.com/a", Op: resourcesync.Created, Length: &n,
+		Hash:  resourcesync.Hashes{{Alg: resourcesync.MD5, Value: "1e0d5cb8ef6ba40c99b14c0237be735e"}},
+		Links: []resourcesync.Link{{Rel: "via", Href: "http://up.example.org/a"}}, Blob: &StoredBlob{SHA256: "ab"}, Fresh: true}} {
+		b, _ := json.Marshal(&c)
+		f.Add(b)
+	}
+	for _, s := range []string{`{`, `[]`, `{"source":1}`, `{"time":"x"}`, `{"hash":[{"Alg":"md5","Value":"x"}]}`, `{"SOURCE":"s","Uri":"u"}`, `{"uri":"a","uri":"b"}`, "{\"uri\":\"\xff\"}", `{"length":1e3}`, `null`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var std, own Change
+		errStd := json.Unmarshal(b, &std)
+		errOwn := own.Decode(b)
+		if (errStd == nil) != (errOwn == nil) {
+			t.Fatalf("%q: encoding/json says %v, Decode says %v", b, errStd, errOwn)
+		}
+		if errStd == nil && !reflect.DeepEqual(std, own) {
+			t.Fatalf("%q: encoding/json reads %+v, Decode reads %+v", b, std, own)
+		}
+	})
+}
