@@ -29,22 +29,31 @@ func TestNotifierWokenPublishesAtOnce(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	published := func() int {
+	// notified counts the changes published so far. The notifier also
+	// flushes once as it starts, which a loaded machine may delay until
+	// between round 1's two changes: it then publishes the first, and the
+	// signal the second.
+	notified := func() int {
 		pub.mu.Lock()
 		defer pub.mu.Unlock()
-		return len(pub.payloads)
+		n := 0
+		for _, p := range pub.payloads {
+			_, es := readNotification(t, p)
+			n += len(es)
+		}
+		return n
 	}
 	for round := 1; round <= 3; round++ {
 		applyN(t, f, round*10, 2)
 		wake <- struct{}{}
 		// Far less than the window: only the signal can have published it.
-		testutil.Eventually(t, 20*time.Second, "the notification of a signalled change", func() bool { return published() == round })
+		testutil.Eventually(t, 20*time.Second, "the notification of a signalled change", func() bool { return notified() == 2*round })
 	}
 	pub.mu.Lock()
 	defer pub.mu.Unlock()
 	for i, p := range pub.payloads {
-		if _, es := readNotification(t, p); len(es) != 2 {
-			t.Fatalf("payload %d holds %d changes, want the 2 applied before its signal", i, len(es))
+		if _, es := readNotification(t, p); len(es) == 0 || len(es) > 2 {
+			t.Fatalf("payload %d holds %d changes, want those applied before its signal, at most 2", i, len(es))
 		}
 	}
 }
