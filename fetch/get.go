@@ -80,7 +80,7 @@ func (p *Pool) fetchOne(ctx context.Context, c *viaduct.Change, client *upstream
 
 	bp := p.bufs.Get().(*[]byte)
 	src := &readErr{r: resp.Body}
-	n, err := io.CopyBuffer(writerOnly{w}, src, *bp)
+	n, err := io.CopyBuffer(writerOnly{w}, fullReads{src}, *bp)
 	p.bufs.Put(bp)
 	p.m.bytes.WithLabelValues(c.Source).Add(float64(n))
 	if err != nil {
@@ -221,6 +221,21 @@ func (r *readErr) Read(p []byte) (int, error) {
 	if err != nil && !errors.Is(err, io.EOF) {
 		r.err = err
 	}
+	return n, err
+}
+
+// fullReads fills the copy's buffer before each write: a socket hands
+// back what has arrived, often a quarter of the buffer, and every write
+// is a system call and a round of the md5 lanes.
+type fullReads struct{ r io.Reader }
+
+func (f fullReads) Read(p []byte) (n int, err error) {
+	for n < len(p) && err == nil {
+		var m int
+		m, err = f.r.Read(p[n:])
+		n += m
+	}
+	// The copy writes the n bytes before it looks at err, io.EOF included.
 	return n, err
 }
 
