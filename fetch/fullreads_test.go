@@ -39,7 +39,8 @@ func TestFullReadsWritesWholeBuffers(t *testing.T) {
 
 // An error of the body after some bytes hands the bytes over, then the
 // error: the copy stores what arrived and reports what broke it. A body
-// cut short reports io.ErrUnexpectedEOF, as io.ReadFull does of its own.
+// cut short reports io.ErrUnexpectedEOF, which must stay an error (a
+// reader built on io.ReadFull would take it for a short last read).
 func TestFullReadsKeepsTheBodysError(t *testing.T) {
 	for _, broken := range []error{errors.New("connection reset"), io.ErrUnexpectedEOF} {
 		r := io.MultiReader(bytes.NewReader([]byte("partial")), iotest.ErrReader(broken))
