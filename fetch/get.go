@@ -80,7 +80,7 @@ func (p *Pool) fetchOne(ctx context.Context, c *viaduct.Change, client *upstream
 
 	bp := p.bufs.Get().(*[]byte)
 	src := &readErr{r: resp.Body}
-	n, err := io.CopyBuffer(writerOnly{w}, fullReads{src}, *bp)
+	n, err := io.CopyBuffer(writerOnly{w}, src, *bp)
 	p.bufs.Put(bp)
 	p.m.bytes.WithLabelValues(c.Source).Add(float64(n))
 	if err != nil {
@@ -221,24 +221,6 @@ func (r *readErr) Read(p []byte) (int, error) {
 	if err != nil && !errors.Is(err, io.EOF) {
 		r.err = err
 	}
-	return n, err
-}
-
-// fullReads fills the copy's buffer before each write. A socket hands
-// back what has arrived, seldom a multiple of md5's 64-byte block, and
-// the shared md5 lanes (resourcesync.Hasher) send the piece that
-// completes a block in a round of its own: whole 64 KiB writes took the
-// lanes' CPU on 1,000 x 10 MB from 4.6 to 2.8 s of a 20 s profile
-// (docs/benchmarks.md).
-type fullReads struct{ r io.Reader }
-
-func (f fullReads) Read(p []byte) (n int, err error) {
-	for n < len(p) && err == nil {
-		var m int
-		m, err = f.r.Read(p[n:])
-		n += m
-	}
-	// The copy writes the n bytes before it looks at err, io.EOF included.
 	return n, err
 }
 

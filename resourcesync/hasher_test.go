@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"hash"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -88,5 +89,52 @@ func TestHasherOnLanesIsFinishedBySum(t *testing.T) {
 	h.Write([]byte("d"))
 	if got, want := h.Sum().Get(MD5), "e2fc714c4727ee9395f324cd2e7f331f"; got != want {
 		t.Errorf("md5 of abcd after a Sum at abc = %s, want %s", got, want)
+	}
+}
+
+// pieceRecorder stands for the lanes: it computes md5 and records the
+// length of every write it is given.
+type pieceRecorder struct {
+	hash.Hash
+	writes []int
+}
+
+func (r *pieceRecorder) Write(p []byte) (int, error) {
+	r.writes = append(r.writes, len(p))
+	return r.Hash.Write(p)
+}
+
+func (r *pieceRecorder) Close() {}
+
+// TestHasherGivesLanesWholePieces writes a large bitstream in pieces of
+// any size, as a socket returns them: the lanes get whole lanesPiece
+// pieces, but for the rest at the Sum, and the md5 of every byte.
+func TestHasherGivesLanesWholePieces(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(7, 13))
+	data := make([]byte, LanesFrom+5*lanesPiece+12345)
+	for i := range data {
+		data[i] = byte(rnd.Uint32())
+	}
+	h := NewHasherFor(int64(len(data)), false)
+	h.lanes.Close()
+	rec := &pieceRecorder{Hash: md5.New()}
+	h.lanes, h.md5 = rec, rec
+	for rest := data; len(rest) > 0; {
+		c := min(len(rest), 1+rnd.IntN(3*lanesPiece))
+		h.Write(rest[:c])
+		rest = rest[c:]
+	}
+	m := md5.Sum(data)
+	if got, want := h.Sum().Get(MD5), hex.EncodeToString(m[:]); got != want {
+		t.Errorf("md5 %s, want %s", got, want)
+	}
+	last := len(rec.writes) - 1
+	for i, n := range rec.writes {
+		if n%lanesPiece != 0 && i != last {
+			t.Errorf("write %d of %d to the lanes: %d bytes, not whole pieces of %d", i, len(rec.writes), n, lanesPiece)
+		}
+	}
+	if rec.writes[last] != len(data)%lanesPiece {
+		t.Errorf("last write to the lanes: %d bytes, want the %d left over", rec.writes[last], len(data)%lanesPiece)
 	}
 }
