@@ -100,9 +100,10 @@ type BlobWriter interface {
 	// its first Sum (see resourcesync.NewHasherFor).
 	Sum() (n int64, hashes resourcesync.Hashes)
 	// Commit makes the blob visible under its sha-256 key and returns the
-	// key. When a blob with that key already exists its bytes are kept as
-	// they are (not rewritten), it is touched (see Sweeper) and the
-	// temporary object is dropped.
+	// key. When a blob with that key already exists its bytes stay what
+	// they are (a store may write the same bytes again where that is its
+	// cheapest request), it is touched (see Sweeper) and the temporary
+	// object is dropped.
 	Commit(ctx context.Context) (key string, err error)
 	// Abort discards the temporary object. It is safe after Commit (a
 	// no-op) and when called more than once.

@@ -34,6 +34,7 @@ func run(ctx context.Context, args []string) error {
 	bucket := fs.String("bucket", "", "bucket to create and fill")
 	workers := fs.Int("workers", 32, "concurrent PUTs")
 	unsigned := fs.Bool("unsigned", false, "send each body unsigned, bound by its Content-MD5, as viaduct sends small blobs (default: minio-go's chunk-signed body, its choice on plain HTTP)")
+	ifNoneMatch := fs.Bool("if-none-match", false, "send each PUT with If-None-Match: *, as viaduct does so that a blob already stored is kept")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -55,6 +56,9 @@ func run(ctx context.Context, args []string) error {
 		return fmt.Errorf("creating bucket %s: %w", *bucket, err)
 	}
 	opts := minio.PutObjectOptions{ContentType: "application/octet-stream", SendContentMd5: *unsigned, DisableContentSha256: *unsigned}
+	if *ifNoneMatch {
+		opts.SetMatchETagExcept("*")
+	}
 	paths := make(chan string, 1024)
 	var put atomic.Int64
 	var wg sync.WaitGroup

@@ -16,7 +16,10 @@
 //     (minio-go's default).
 //
 // Memory per writer is bounded by the larger of SinglePutSize and PartSize.
-// A committed blob is never rewritten. Temporaries a crash leaves behind are
-// removed by New once they are a day old; servers drop abandoned multipart
-// uploads themselves (on AWS, through a lifecycle rule the operator sets).
+// A committed blob's bytes never change: a small blob committed again is
+// PUT again with the same bytes under the same key, which also moves its
+// time (the touch of storage.Sweeper); a larger one is touched, not copied
+// again. Temporaries a crash leaves behind are removed by New once they
+// are a day old; servers drop abandoned multipart uploads themselves (on
+// AWS, through a lifecycle rule the operator sets).
 package s3

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"sync/atomic"
 	"time"
 
@@ -193,32 +192,26 @@ func (w *writer) Commit(ctx context.Context) (string, error) {
 }
 
 // putSmall stores a held blob with one PUT under its final name, which
-// appears whole or not at all. The server checks the Content-MD5, and
-// If-None-Match: * keeps a blob already there as it is (answered 412), so
-// that a new blob costs one request, not a HEAD and a PUT. A blob stored
-// already is then touched (storage.Sweeper), one more request, so that a
-// garbage collection that found it unreferenced leaves it; if a
-// collection took it in between, it is stored again. A server that
-// ignores the condition rewrites the same bytes under the same key, which
-// changes nothing but the object's time.
+// appears whole or not at all. The server checks the Content-MD5. The PUT
+// is unconditional: a blob stored already gets the same bytes again under
+// the same key, which changes nothing a reader sees and moves the
+// object's time, the touch a garbage collection that found it
+// unreferenced heeds (storage.Sweeper). A new blob and a blob stored
+// already each cost one request. A PUT made conditional on the key being
+// free (If-None-Match: *), with a touch when it was not, cost MinIO a
+// quarter more CPU for every new blob (docs/benchmarks.md), and new
+// blobs are nearly all of them: a change whose bytes the catalog already
+// holds is not fetched.
 func (w *writer) putSmall(ctx context.Context, key string) error {
 	defer func() { w.buf = nil }()
-	for {
-		// The body is sent as it is, its payload unsigned: the signed
-		// Content-MD5 header, which the server checks, already binds
-		// the bytes to the request. On a connection without TLS
-		// minio-go otherwise signs the body in chunks (aws-chunked),
-		// a third of a small PUT's CPU here and more of the server's.
-		opts := minio.PutObjectOptions{ContentType: "application/octet-stream", SendContentMd5: true, DisableContentSha256: true}
-		opts.SetMatchETagExcept("*")
-		_, err := w.s.client.PutObject(ctx, w.s.cfg.Bucket, w.s.blobName(key), bytes.NewReader(w.buf), int64(len(w.buf)), opts)
-		if minio.ToErrorResponse(err).StatusCode != http.StatusPreconditionFailed {
-			return err
-		}
-		if err := w.s.touchObject(ctx, key, int64(len(w.buf))); !errors.Is(err, storage.ErrNotFound) {
-			return err
-		}
-	}
+	// The body is sent as it is, its payload unsigned: the signed
+	// Content-MD5 header, which the server checks, already binds the
+	// bytes to the request. On a connection without TLS minio-go
+	// otherwise signs the body in chunks (aws-chunked), a third of a
+	// small PUT's CPU here and more of the server's.
+	opts := minio.PutObjectOptions{ContentType: "application/octet-stream", SendContentMd5: true, DisableContentSha256: true}
+	_, err := w.s.client.PutObject(ctx, w.s.cfg.Bucket, w.s.blobName(key), bytes.NewReader(w.buf), int64(len(w.buf)), opts)
+	return err
 }
 
 // commitStreamed finishes the upload, checks that the temporary object holds
