@@ -34,7 +34,7 @@ func run(ctx context.Context, args []string) error {
 	bucket := fs.String("bucket", "", "bucket to create and fill")
 	workers := fs.Int("workers", 32, "concurrent PUTs")
 	unsigned := fs.Bool("unsigned", false, "send each body unsigned, bound by its Content-MD5, as viaduct sends small blobs (default: minio-go's chunk-signed body, its choice on plain HTTP)")
-	ifNoneMatch := fs.Bool("if-none-match", false, "send each PUT with If-None-Match: *, as viaduct does so that a blob already stored is kept")
+	ifNoneMatch := fs.Bool("if-none-match", false, "send each PUT with If-None-Match: * (an object already stored is kept), to measure what the condition costs the server")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
