@@ -17,6 +17,19 @@ import (
 // S3 keeps LastModified to the second.
 const slack = 2 * time.Second
 
+// nextSecond waits for the next whole second of the clock and returns
+// it: a blob committed or touched before the call has an earlier time on
+// every store, S3's whole seconds included, and one committed or touched
+// after it a time at or after it. The store's server shares the test's
+// clock.
+func nextSecond() time.Time {
+	next := time.Now().Truncate(time.Second).Add(time.Second)
+	for time.Now().Before(next) {
+		time.Sleep(time.Until(next))
+	}
+	return next
+}
+
 // sweeper returns s as a storage.Sweeper or fails the test.
 func sweeper(t *testing.T, s storage.Blobs) storage.Sweeper {
 	t.Helper()
@@ -54,18 +67,20 @@ func testListTouchDeleteIdle(t *testing.T, s storage.Blobs) {
 		t.Errorf("List with a failing fn = %v, want its error", err)
 	}
 
+	// Each since falls between the blob's last commit or touch and the
+	// next one, so that only that next one keeps it.
 	data := []byte("re-added while being collected")
 	key := Put(t, s, data)
-	mark := time.Now()
-	Put(t, s, data) // committed again after the mark
-	if gone, err := sw.DeleteIdle(ctx, key, mark.Add(-slack)); gone || err != nil {
+	since := nextSecond()
+	Put(t, s, data) // committed again after since
+	if gone, err := sw.DeleteIdle(ctx, key, since); gone || err != nil {
 		t.Fatalf("DeleteIdle of a blob committed again since = %v, %v; want it kept", gone, err)
 	}
-	mark = time.Now()
+	since = nextSecond()
 	if _, err := sw.Touch(ctx, key); err != nil {
 		t.Fatalf("Touch: %v", err)
 	}
-	if gone, err := sw.DeleteIdle(ctx, key, mark.Add(-slack)); gone || err != nil {
+	if gone, err := sw.DeleteIdle(ctx, key, since); gone || err != nil {
 		t.Fatalf("DeleteIdle of a blob touched since = %v, %v; want it kept", gone, err)
 	}
 	if got := Get(t, s, key); string(got) != string(data) {
