@@ -44,28 +44,18 @@ func (s *Store) Touch(ctx context.Context, key string) (storage.Info, error) {
 	if err != nil {
 		return storage.Info{}, s.blobErr(key, err)
 	}
-	if err := s.touchObject(ctx, key, oi.Size); err != nil {
-		return storage.Info{}, err
-	}
-	return s.Stat(ctx, key)
-}
-
-// touchObject copies the blob's object, of size bytes, onto itself with
-// new metadata; ErrNotFound when it is gone.
-func (s *Store) touchObject(ctx context.Context, key string, size int64) error {
 	dst := minio.CopyDestOptions{Bucket: s.cfg.Bucket, Object: s.blobName(key), ReplaceMetadata: true,
 		UserMetadata: map[string]string{"Viaduct-Touched": time.Now().UTC().Format(time.RFC3339Nano)}}
 	src := minio.CopySrcOptions{Bucket: s.cfg.Bucket, Object: s.blobName(key)}
-	var err error
-	if size <= maxCopySize {
+	if oi.Size <= maxCopySize {
 		_, err = s.client.CopyObject(ctx, dst, src)
 	} else {
 		_, err = s.client.ComposeObject(ctx, dst, src)
 	}
 	if err != nil {
-		return s.blobErr(key, err)
+		return storage.Info{}, s.blobErr(key, err)
 	}
-	return nil
+	return s.Stat(ctx, key)
 }
 
 // DeleteIdle stats the object and deletes it when its LastModified is
