@@ -5,7 +5,8 @@
 #   bench/run.sh large      100,000 x 1 KiB: viaduct and resync-sync, 2 rounds
 #   bench/run.sh flat       250,000 x 1 KiB (FLAT_N): viaduct alone, for its peak
 #                           memory past the 100,000 of large
-#   bench/run.sh big        1,000 x 10 MB: viaduct and a plain file copy, 2 rounds
+#   bench/run.sh big        1,000 x 10 MB: viaduct, a plain file copy and a plain
+#                           HTTP loop (as it is and verifying), 2 rounds
 #   bench/run.sh s3         20,000 x 1 KiB into MinIO: viaduct and a plain PUT loop,
 #                           as minio-go sends it and with unsigned bodies
 #   bench/run.sh all        every one of the above
@@ -40,6 +41,7 @@ go build -o "$WORK/bin/viaduct" ./cmd/viaduct
 go build -o "$WORK/bin/staticsrc" ./bench/staticsrc
 go build -o "$WORK/bin/compare" ./bench/compare
 go build -o "$WORK/bin/s3put" ./bench/s3put
+go build -o "$WORK/bin/httpget" ./bench/httpget
 
 # source N SIZE: generates (once) and serves a static Source; sets $src.
 source_up() {
@@ -65,14 +67,14 @@ source_down() { kill "$srcpid"; wait "$srcpid" 2>/dev/null || true; }
 
 compare() {
 	sync
-	"${pin[@]}" "$WORK/bin/compare" -viaduct "$WORK/bin/viaduct" -resync "$RESYNC" -s3put "$WORK/bin/s3put" \
+	"${pin[@]}" "$WORK/bin/compare" -viaduct "$WORK/bin/viaduct" -resync "$RESYNC" -s3put "$WORK/bin/s3put" -httpget "$WORK/bin/httpget" \
 		-source "http://127.0.0.1:$port/" -source-dir "$src" -work "$WORK" -rounds "$ROUNDS" "$@"
 }
 
 small() { source_up 20000 1024; compare -n 20000 -size 1024 -with resync,viaduct -warmup "${WARMUP:-1}"; source_down; }
 large() { source_up 100000 1024; compare -n 100000 -size 1024 -with resync,viaduct -warmup "${WARMUP:-0}"; source_down; }
 flat() { source_up "$FLAT_N" 1024; compare -n "$FLAT_N" -size 1024 -with viaduct -warmup "${WARMUP:-0}"; source_down; }
-big() { source_up 1000 10000000; compare -n 1000 -size 10000000 -with copy,viaduct -warmup "${WARMUP:-1}"; source_down; }
+big() { source_up 1000 10000000; compare -n 1000 -size 10000000 -with copy,get,get-verify,viaduct -warmup "${WARMUP:-1}"; source_down; }
 s3() {
 	# Every contender's run gets a fresh MinIO (compare -minio) on free
 	# loopback ports, so that none writes into a server holding the

@@ -10,6 +10,10 @@
 //     a fresh directory;
 //   - copy: `cp -r` of the Source's files and a sync, the plain file copy
 //     a mirror of large bitstreams is measured against;
+//   - get: bench/httpget, a plain loop of concurrent GETs writing each
+//     body to a file, and a sync; get-verify the same loop computing each
+//     body's md5 and sha-256 and checking the md5 against the Resource
+//     List, as a verified, content-addressed mirror must;
 //   - s3put: bench/s3put, a plain minio-go PUT loop of the same objects;
 //     s3put-unsigned the same loop sending each body unsigned with its
 //     Content-MD5, as viaduct sends small blobs.
@@ -38,6 +42,7 @@ import (
 // options are compare's flags.
 type options struct {
 	Viaduct, Resync, StaticSrc, S3Put string
+	HTTPGet                           string
 	SourceURL, SourceDir              string
 	N                                 int
 	Size                              int64
@@ -65,13 +70,14 @@ func run(ctx context.Context, args []string) error {
 	fs.StringVar(&o.Viaduct, "viaduct", "viaduct", "viaduct binary")
 	fs.StringVar(&o.Resync, "resync", "", "directory of the resync 2.0.1 client (holds resync-sync)")
 	fs.StringVar(&o.S3Put, "s3put", "s3put", "bench/s3put binary")
+	fs.StringVar(&o.HTTPGet, "httpget", "httpget", "bench/httpget binary")
 	fs.StringVar(&o.SourceURL, "source", "http://127.0.0.1:18181/", "the static Source's URL")
 	fs.StringVar(&o.SourceDir, "source-dir", "", "the static Source's directory (for copy and s3put)")
 	fs.IntVar(&o.N, "n", 20000, "resources the Source holds")
 	fs.Int64Var(&o.Size, "size", 1024, "bytes per resource")
 	fs.IntVar(&o.Rounds, "rounds", 2, "rounds; each runs every contender once, in alternating order")
 	fs.IntVar(&o.Warmup, "warmup", 0, "rounds run before the measured ones, their figures printed but not in the table")
-	with := fs.String("with", "resync,viaduct", "contenders, comma-separated: resync, viaduct, copy, s3put, s3put-unsigned")
+	with := fs.String("with", "resync,viaduct", "contenders, comma-separated: resync, viaduct, copy, get, get-verify, s3put, s3put-unsigned")
 	fs.StringVar(&o.Blobs, "blobs", "dir", "viaduct's blob store: dir or s3")
 	fs.StringVar(&o.S3Endpoint, "s3-endpoint", "", "host:port of the S3 server (plain HTTP)")
 	fs.StringVar(&o.S3Key, "s3-key", os.Getenv("BENCH_S3_KEY"), "S3 access key")
@@ -194,6 +200,8 @@ func runOne(ctx context.Context, o options, c string, round int) (result, string
 		err = runResync(ctx, o, dir, &r)
 	case "copy":
 		err = runCopy(ctx, o, dir, &r)
+	case "get", "get-verify":
+		err = runGet(ctx, o, dir, c == "get-verify", &r)
 	case "s3put", "s3put-unsigned":
 		err = runS3Put(ctx, o, round, c == "s3put-unsigned", &r)
 	default:

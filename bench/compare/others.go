@@ -57,6 +57,29 @@ func runCopy(ctx context.Context, o options, dir string, r *result) error {
 	return nil
 }
 
+// runGet runs bench/httpget into dir/files: every bitstream GET from the
+// Source into a file of its own, hashed and checked if verify is set, and
+// a sync.
+func runGet(ctx context.Context, o options, dir string, verify bool, r *result) error {
+	if o.SourceDir == "" {
+		return fmt.Errorf("-source-dir names no directory")
+	}
+	cmd := exec.CommandContext(ctx, o.HTTPGet, "-dir", o.SourceDir, "-out", filepath.Join(dir, "files"), "-verify="+strconv.FormatBool(verify))
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%w: %s", err, lastLines(out, 5))
+	}
+	r.Seconds = since(start)
+	r.PeakKB = maxRSS(cmd.ProcessState)
+	r.CPU, r.SysCPU = cpuTime(cmd.ProcessState)
+	r.Stored = countFiles(filepath.Join(dir, "files"))
+	if r.Stored != int64(o.N) {
+		return fmt.Errorf("httpget stored %d of %d resources", r.Stored, o.N)
+	}
+	return nil
+}
+
 // runS3Put runs bench/s3put: one PUT per bitstream into a fresh bucket,
 // each body unsigned with its Content-MD5 if unsigned is set.
 func runS3Put(ctx context.Context, o options, round int, unsigned bool, r *result) error {
