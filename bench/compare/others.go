@@ -22,13 +22,9 @@ func runResync(ctx context.Context, o options, dir string, r *result) error {
 	cmd := exec.CommandContext(ctx, "/usr/bin/python3", filepath.Join(o.Resync, "resync-sync"), "--baseline", o.SourceURL, dest)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "PYTHONPATH="+o.Resync)
-	start := time.Now()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("%w: %s", err, lastLines(out, 5))
+	if _, err := timed(cmd, r); err != nil {
+		return err
 	}
-	r.Seconds = since(start)
-	r.PeakKB = maxRSS(cmd.ProcessState)
-	r.CPU, r.SysCPU = cpuTime(cmd.ProcessState)
 	r.Stored = countFiles(dest)
 	if r.Stored != int64(o.N) {
 		return fmt.Errorf("resync stored %d of %d resources", r.Stored, o.N)
@@ -65,14 +61,9 @@ func runGet(ctx context.Context, o options, dir string, verify bool, r *result) 
 		return fmt.Errorf("-source-dir names no directory")
 	}
 	cmd := exec.CommandContext(ctx, o.HTTPGet, "-dir", o.SourceDir, "-out", filepath.Join(dir, "files"), "-verify="+strconv.FormatBool(verify))
-	start := time.Now()
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("%w: %s", err, lastLines(out, 5))
+	if _, err := timed(cmd, r); err != nil {
+		return err
 	}
-	r.Seconds = since(start)
-	r.PeakKB = maxRSS(cmd.ProcessState)
-	r.CPU, r.SysCPU = cpuTime(cmd.ProcessState)
 	r.Stored = countFiles(filepath.Join(dir, "files"))
 	if r.Stored != int64(o.N) {
 		return fmt.Errorf("httpget stored %d of %d resources", r.Stored, o.N)
@@ -90,16 +81,26 @@ func runS3Put(ctx context.Context, o options, round int, unsigned bool, r *resul
 	cmd := exec.CommandContext(ctx, o.S3Put, "-endpoint", o.S3Endpoint, "-dir", filepath.Join(o.SourceDir, "files"),
 		"-bucket", bucket+roundLabel(round)+"-"+strconv.FormatInt(time.Now().Unix(), 10), "-unsigned="+strconv.FormatBool(unsigned))
 	cmd.Env = append(os.Environ(), "BENCH_S3_KEY="+o.S3Key, "BENCH_S3_SECRET="+o.S3Secret)
+	out, err := timed(cmd, r)
+	if err != nil {
+		return err
+	}
+	r.Stored, _ = strconv.ParseInt(string(lastLines(out, 1)), 10, 64)
+	return nil
+}
+
+// timed runs cmd and records its time from start to exit, its peak
+// memory and its CPU time in r; the error carries the end of its output.
+func timed(cmd *exec.Cmd, r *result) ([]byte, error) {
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("%w: %s", err, lastLines(out, 5))
+		return out, fmt.Errorf("%w: %s", err, lastLines(out, 5))
 	}
 	r.Seconds = since(start)
 	r.PeakKB = maxRSS(cmd.ProcessState)
 	r.CPU, r.SysCPU = cpuTime(cmd.ProcessState)
-	r.Stored, _ = strconv.ParseInt(string(lastLines(out, 1)), 10, 64)
-	return nil
+	return out, nil
 }
 
 // cpuTime is a finished process's user and system time, and the system
