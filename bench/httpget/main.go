@@ -27,12 +27,11 @@ import (
 	"net/http"
 	neturl "net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 )
@@ -95,8 +94,9 @@ func run(ctx context.Context, args []string) error {
 	if err := errors.Join(all...); err != nil {
 		return err
 	}
-	if err := syncfs(*out); err != nil {
-		return err
+	// sync(1), as the copy it is measured beside.
+	if err := exec.CommandContext(ctx, "sync").Run(); err != nil {
+		return fmt.Errorf("sync: %w", err)
 	}
 	fmt.Println(got.Load())
 	return nil
@@ -139,7 +139,11 @@ func get(ctx context.Context, client *http.Client, e *resourcesync.Entry, out st
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(out, filepath.FromSlash(strings.TrimPrefix(u.Path, "/")))
+	rel := filepath.FromSlash(strings.TrimPrefix(u.Path, "/"))
+	if !filepath.IsLocal(rel) {
+		return fmt.Errorf("%s: its path would be written outside %s", url, out)
+	}
+	path := filepath.Join(out, rel)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
@@ -183,15 +187,4 @@ func get(ctx context.Context, client *http.Client, e *resourcesync.Entry, out st
 		return fmt.Errorf("GET %s: md5 %s, the Resource List declares %q", url, got, want)
 	}
 	return nil
-}
-
-// syncfs makes everything written under dir durable, as sync(1) does for
-// the file system holding it.
-func syncfs(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return unix.Syncfs(int(f.Fd()))
 }

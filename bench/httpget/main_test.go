@@ -77,3 +77,24 @@ func TestVerifyRejectsAWrongDigest(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestRefusesAPathOutsideOut(t *testing.T) {
+	dir := t.TempDir()
+	list := `<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+<rs:md capability="resourcelist" at="2026-01-01T00:00:00Z"/>
+<url><loc>http://127.0.0.1:1/../outside</loc></url>
+</urlset>
+`
+	if err := os.WriteFile(filepath.Join(dir, "resourcelist-1.xml"), []byte(list), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	err := run(context.Background(), []string{"-dir", dir, "-out", out})
+	if err == nil || !strings.Contains(err.Error(), "would be written outside") {
+		t.Fatalf("err = %v; want the path refused", err)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(out), "outside")); !os.IsNotExist(err) {
+		t.Fatalf("a file was written outside -out: %v", err)
+	}
+}
