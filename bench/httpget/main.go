@@ -1,7 +1,7 @@
 // Command httpget is the plain HTTP reference for viaduct's benchmarks of
 // large bitstreams: a loop of concurrent GETs, each body written to a file
-// of its own, and one sync of the file system at the end, as `cp -r` and
-// `sync` do. With -verify it also computes each body's md5 and sha-256
+// of its own, and a sync(1) at the end, as after the copy it is measured
+// beside. With -verify it also computes each body's md5 and sha-256
 // while writing it (crypto/md5 and crypto/sha256, nothing shared between
 // bodies) and checks the md5 against the one the Resource List declares:
 // the least a verified, content-addressed mirror must do. Nothing else: no
