@@ -29,10 +29,17 @@ func TestNotifierWokenPublishesAtOnce(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	// notified counts the changes published so far. The notifier also
-	// flushes once as it starts, which a loaded machine may delay until
-	// between round 1's two changes: it then publishes the first, and the
-	// signal the second.
+	// The notifier flushes once as it starts, and a collection without a
+	// cursor starts at its last change: changes applied before that flush
+	// are history, never notified. A loaded machine may delay the flush
+	// past round 1's changes, so the rounds begin once the collection's
+	// cursor is saved.
+	testutil.Eventually(t, 20*time.Second, "the notifier's start", func() bool {
+		_, err := f.cat.Value(ctx, cursorKey("alpha"))
+		return err == nil
+	})
+	// notified counts the changes published so far: a round's changes go
+	// out with its signal, or with a flush already under way.
 	notified := func() int {
 		pub.mu.Lock()
 		defer pub.mu.Unlock()
