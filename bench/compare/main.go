@@ -41,18 +41,17 @@ import (
 
 // options are compare's flags.
 type options struct {
-	Viaduct, Resync, StaticSrc, S3Put string
-	HTTPGet                           string
-	SourceURL, SourceDir              string
-	N                                 int
-	Size                              int64
-	Rounds, Warmup                    int
-	Contenders                        []string
-	Blobs                             string
-	S3Endpoint, S3Key, S3Secret       string
-	MinIO                             string
-	Work                              string
-	Workers                           int
+	Viaduct, Resync, S3Put, HTTPGet string
+	SourceURL, SourceDir            string
+	N                               int
+	Size                            int64
+	Rounds, Warmup                  int
+	Contenders                      []string
+	Blobs                           string
+	S3Endpoint, S3Key, S3Secret     string
+	MinIO                           string
+	Work                            string
+	Workers                         int
 }
 
 func main() {
@@ -72,7 +71,7 @@ func run(ctx context.Context, args []string) error {
 	fs.StringVar(&o.S3Put, "s3put", "s3put", "bench/s3put binary")
 	fs.StringVar(&o.HTTPGet, "httpget", "httpget", "bench/httpget binary")
 	fs.StringVar(&o.SourceURL, "source", "http://127.0.0.1:18181/", "the static Source's URL")
-	fs.StringVar(&o.SourceDir, "source-dir", "", "the static Source's directory (for copy and s3put)")
+	fs.StringVar(&o.SourceDir, "source-dir", "", "the static Source's directory (for copy, get and s3put)")
 	fs.IntVar(&o.N, "n", 20000, "resources the Source holds")
 	fs.Int64Var(&o.Size, "size", 1024, "bytes per resource")
 	fs.IntVar(&o.Rounds, "rounds", 2, "rounds; each runs every contender once, in alternating order")

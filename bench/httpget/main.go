@@ -31,7 +31,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 )
@@ -64,7 +63,6 @@ func run(ctx context.Context, args []string) error {
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *workers, DisableCompression: true}}
 	todo := make(chan *resourcesync.Entry, 1024)
-	var got atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, *workers)
 	for range *workers {
@@ -77,7 +75,6 @@ func run(ctx context.Context, args []string) error {
 					}
 					return
 				}
-				got.Add(1)
 			}
 		})
 	}
@@ -98,7 +95,7 @@ func run(ctx context.Context, args []string) error {
 	if err := exec.CommandContext(ctx, "sync").Run(); err != nil {
 		return fmt.Errorf("sync: %w", err)
 	}
-	fmt.Println(got.Load())
+	fmt.Println(len(entries)) // every one, or an error above
 	return nil
 }
 
