@@ -7,9 +7,11 @@ import (
 	"github.com/viaduct-mirror/viaduct/queue"
 )
 
-// Backlogger reports how many queued changes the fetch workers have not
-// finished. A Publisher that has it keeps the harvester at most
-// Config.MaxBacklog changes ahead of them.
+// Backlogger reports how many queued messages the fetch workers have not
+// finished, each a change or a group of up to queue.GroupMax of them. A
+// Publisher that has it keeps the harvester at most Config.MaxBacklog
+// changes ahead of them, counting queue.GroupMax changes a message (a
+// baseline's messages are full groups).
 type Backlogger interface {
 	Backlog(ctx context.Context) (uint64, error)
 }
@@ -32,7 +34,7 @@ func (p *pass) awaitBacklog(ctx context.Context) error {
 	if !ok {
 		return nil
 	}
-	limit := uint64(p.h.cfg.MaxBacklog)
+	limit := uint64(max(1, p.h.cfg.MaxBacklog/queue.GroupMax))
 	n, err := bl.Backlog(ctx)
 	if err != nil {
 		p.log.Warn("reading the queue's backlog failed; queueing anyway", "err", err)
@@ -41,7 +43,7 @@ func (p *pass) awaitBacklog(ctx context.Context) error {
 	if n <= limit {
 		return nil
 	}
-	p.log.Debug("waiting for the fetch workers", "backlog", n, "max_backlog", limit)
+	p.log.Debug("waiting for the fetch workers", "backlog_messages", n, "max_backlog_messages", limit)
 	p.spoolOpen()
 	resume := limit * 3 / 4
 	t := time.NewTicker(backlogPoll)

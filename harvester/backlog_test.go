@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/viaduct-mirror/viaduct/internal/testutil"
+	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/sim"
 )
 
@@ -43,12 +44,14 @@ func TestBaselineWaitsForTheWorkers(t *testing.T) {
 		}
 		done <- err
 	}()
+	// The changes queued and not finished, at most: a baseline's
+	// messages are full groups.
 	backlog := func() uint64 {
 		n, err := e.q.Backlog(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return n
+		return n * queue.GroupMax
 	}
 	testutil.Eventually(t, 30*time.Second, "the baseline to fill the backlog", func() bool { return backlog() >= maxBacklog })
 	// The harvester now polls every backlogPoll: it must hold, for longer

@@ -81,7 +81,10 @@ type Config struct {
 	Concurrency int `yaml:"concurrency"`
 	// MaxBacklog is how far the harvester may run ahead of the fetch
 	// workers: before queueing more changes it waits while CHANGES holds
-	// more than this many not yet finished. A baseline of millions would
+	// more than this many not yet finished, counting each message of
+	// CHANGES as a full group of queue.GroupMax changes (a baseline's
+	// are; single changes, such as pushes, are counted high). A baseline
+	// of millions would
 	// otherwise be queued in minutes, and JetStream keeps the id of every
 	// change queued within its duplicate window in memory. Default 20,000,
 	// several seconds of work for the workers of one node.

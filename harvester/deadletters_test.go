@@ -47,21 +47,19 @@ func (e *deadEnv) deadLetterAll(reason func(uri string) string) []*viaduct.Chang
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	n := int(testutil.StreamMsgs(e.t, e.q.JetStream(), queue.StreamChanges))
 	cs, err := e.q.Changes(ctx)
 	if err != nil {
 		e.t.Fatalf("changes: %v", err)
 	}
 	var out []*viaduct.Change
-	for range n {
-		m, err := cs.Next(ctx)
-		if err != nil {
-			e.t.Fatalf("read change %d of %d: %v", len(out)+1, n, err)
+	for testutil.StreamMsgs(e.t, e.q.JetStream(), queue.StreamChanges) > 0 {
+		for m := nextOrNone(ctx, e.t, cs); m != nil; m = nextOrNone(ctx, e.t, cs) {
+			if err := m.DeadLetter(ctx, reason(m.Change.URI), map[string]string{"uri": m.Change.URI}); err != nil {
+				e.t.Fatalf("dead-letter %s: %v", m.Change.URI, err)
+			}
+			out = append(out, m.Change)
 		}
-		if err := m.DeadLetter(ctx, reason(m.Change.URI), map[string]string{"uri": m.Change.URI}); err != nil {
-			e.t.Fatalf("dead-letter %s: %v", m.Change.URI, err)
-		}
-		out = append(out, m.Change)
+		testutil.AcksTaken(e.t, e.q.JetStream(), queue.StreamChanges)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].URI < out[j].URI })
 	return out

@@ -179,16 +179,7 @@ func (e *env) drain() []*viaduct.Change {
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	st, err := e.q.JetStream().Stream(ctx, queue.StreamChanges)
-	if err != nil {
-		e.t.Fatalf("stream: %v", err)
-	}
-	info, err := st.Info(ctx)
-	if err != nil {
-		e.t.Fatalf("stream info: %v", err)
-	}
-	n := int(info.State.Msgs)
-	if n == 0 {
+	if testutil.StreamMsgs(e.t, e.q.JetStream(), queue.StreamChanges) == 0 {
 		return nil
 	}
 	cs, err := e.q.Changes(ctx)
@@ -199,26 +190,50 @@ func (e *env) drain() []*viaduct.Change {
 		seq uint64
 		c   *viaduct.Change
 	}
-	got := make([]seqd, 0, n)
-	for range n {
-		m, err := cs.Next(ctx)
-		if err != nil {
-			e.t.Fatalf("read change %d of %d: %v", len(got)+1, n, err)
+	var got []seqd
+	// A message may hold a group of changes: take changes until none
+	// comes, then until the stream is empty once their acks are in.
+	for testutil.StreamMsgs(e.t, e.q.JetStream(), queue.StreamChanges) > 0 {
+		for {
+			m := nextOrNone(ctx, e.t, cs)
+			if m == nil {
+				break
+			}
+			if err := m.Ack(ctx); err != nil {
+				e.t.Fatalf("ack: %v", err)
+			}
+			got = append(got, seqd{m.Seq, m.Change})
 		}
-		if err := m.Ack(ctx); err != nil {
-			e.t.Fatalf("ack: %v", err)
-		}
-		got = append(got, seqd{m.Seq, m.Change})
+		// The next drain counts what the stream holds: the acks must be
+		// taken by then.
+		testutil.AcksTaken(e.t, e.q.JetStream(), queue.StreamChanges)
 	}
-	// The next drain counts what the stream holds: the acks must be
-	// taken by then.
-	testutil.AcksTaken(e.t, e.q.JetStream(), queue.StreamChanges)
-	sort.Slice(got, func(i, j int) bool { return got[i].seq < got[j].seq })
-	out := make([]*viaduct.Change, n)
+	// Changes come in the order of their messages, and a group's in its
+	// own order.
+	sort.SliceStable(got, func(i, j int) bool { return got[i].seq < got[j].seq })
+	out := make([]*viaduct.Change, len(got))
 	for i, g := range got {
 		out[i] = g.c
 	}
 	return out
+}
+
+// nextOrNone takes the next change, or nil when none comes within a
+// moment.
+func nextOrNone(ctx context.Context, t testing.TB, cs *queue.ChangeStream) *queue.ChangeMsg {
+	t.Helper()
+	nctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := time.AfterFunc(300*time.Millisecond, cancel)
+	defer stop.Stop()
+	m, err := cs.Next(nctx)
+	if err != nil {
+		if nctx.Err() != nil && ctx.Err() == nil {
+			return nil
+		}
+		t.Fatalf("read a change: %v", err)
+	}
+	return m
 }
 
 // apply plays the fetch workers: it records each change in the catalog as

@@ -5,11 +5,12 @@ import (
 	"fmt"
 )
 
-// Backlog is the number of changes on CHANGES that no worker has finished:
-// those waiting and those being handled. CHANGES is a work queue, so a
-// change leaves it when its worker acknowledges it, and the stream's
-// message count is the backlog. The harvester reads it to stay a bounded
-// distance ahead of the workers.
+// Backlog is the number of messages on CHANGES that no worker has
+// finished: those waiting and those being handled. CHANGES is a work
+// queue, so a message leaves it when it is acknowledged, and the stream's
+// message count is the backlog. A message is one change or a group of up
+// to GroupMax (a baseline's are full groups). The harvester reads it to
+// stay a bounded distance ahead of the workers.
 func (q *Queue) Backlog(ctx context.Context) (uint64, error) {
 	// Opening the stream fetches its info: one request, read from the
 	// handle's copy rather than asked for again.
@@ -20,9 +21,9 @@ func (q *Queue) Backlog(ctx context.Context) (uint64, error) {
 	return s.CachedInfo().State.Msgs, nil
 }
 
-// Untaken is the number of changes on CHANGES that no worker has taken
-// yet: more than a handful means every worker is busy and changes queue
-// up behind them. It is the fetch consumer's count, which the server
+// Untaken is the number of messages on CHANGES (changes, or groups of
+// them) that no worker has taken yet: more than a handful means every
+// worker is busy and changes queue up behind them. It is the fetch consumer's count, which the server
 // brings up to date a moment after each publish: right after a burst it
 // may be a few short.
 func (q *Queue) Untaken(ctx context.Context) (uint64, error) {

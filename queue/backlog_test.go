@@ -7,11 +7,12 @@ import (
 
 	"github.com/viaduct-mirror/viaduct"
 	"github.com/viaduct-mirror/viaduct/internal/testutil"
+	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/queue/queuetest"
 )
 
-// TestBacklog: changes count from being queued until their worker acks
-// them, taken or not.
+// TestBacklog: messages count from being queued until they are acked,
+// taken or not; a group of changes until every change in it is done.
 func TestBacklog(t *testing.T) {
 	q := queuetest.Start(t)
 	ctx := context.Background()
@@ -33,22 +34,38 @@ func TestBacklog(t *testing.T) {
 	if err := q.PublishChanges(ctx, batch); err != nil {
 		t.Fatal(err)
 	}
-	if n := backlog(); n != 5 {
-		t.Fatalf("after queueing 5: backlog %d", n)
+	if n := backlog(); n != 1 {
+		t.Fatalf("after queueing a group of 5: backlog %d, want 1", n)
+	}
+	if err := q.PublishChange(ctx, testChange(5)); err != nil {
+		t.Fatal(err)
+	}
+	if n := backlog(); n != 2 {
+		t.Fatalf("and one change alone: backlog %d, want 2", n)
 	}
 	cs, err := q.Changes(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := cs.Next(ctx)
-	if err != nil {
+	var group []*queue.ChangeMsg
+	for range 5 {
+		m, err := cs.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		group = append(group, m)
+	}
+	for _, m := range group[:4] {
+		if err := m.Ack(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(100 * time.Millisecond)
+	if n := backlog(); n != 2 {
+		t.Errorf("four of the group's five acked: backlog %d, want 2", n)
+	}
+	if err := group[4].Ack(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if n := backlog(); n != 5 {
-		t.Errorf("one change taken, not acked: backlog %d, want 5", n)
-	}
-	if err := m.Ack(ctx); err != nil {
-		t.Fatal(err)
-	}
-	testutil.Eventually(t, 10*time.Second, "the acked change to leave the backlog", func() bool { return backlog() == 4 })
+	testutil.Eventually(t, 10*time.Second, "the finished group to leave the backlog", func() bool { return backlog() == 1 })
 }

@@ -18,17 +18,22 @@ import (
 const publishWindow = 512
 
 // PublishChanges queues a batch of upstream changes and returns once the
-// server has stored every one of them, or the first error. The changes are
-// sent without waiting for each acknowledgement in turn (the round trip
-// per change is what caps one-at-a-time queueing), in order, and each is
-// de-duplicated by its MsgID exactly as PublishChange does. When it
-// returns an error some of the changes may be stored: a caller retries
-// the whole batch and the duplicates are absorbed, so, as with
+// server has stored every one of them, or the first error. Consecutive
+// changes of one Source go into groups of up to GroupMax a message (see
+// group.go); a change alone is a message of its own, de-duplicated by its
+// MsgID exactly as PublishChange does, and a group by the ids of its
+// changes, so that a batch queued again whole is stored once. The
+// messages are sent without waiting for each acknowledgement in turn (the
+// round trip per message is what caps one-at-a-time queueing), in order.
+// When it returns an error some of the changes may be stored: a caller
+// retries the whole batch and the duplicates are absorbed, so, as with
 // PublishChange, it advances no cursor past a batch that failed.
 func (q *Queue) PublishChanges(ctx context.Context, cs []*viaduct.Change) error {
 	pending := make([]pendingPub, 0, min(len(cs), publishWindow))
 	var firstErr error
-	for _, c := range cs {
+	for len(cs) > 0 {
+		g := cs[:groupLen(cs)]
+		cs = cs[len(g):]
 		if len(pending) == publishWindow {
 			if err := q.awaitPub(ctx, pending[0]); err != nil && firstErr == nil {
 				firstErr = err
@@ -39,10 +44,10 @@ func (q *Queue) PublishChanges(ctx context.Context, cs []*viaduct.Change) error 
 			break
 		}
 		if err := ctx.Err(); err != nil {
-			firstErr = fmt.Errorf("queue: publish change of %s (%s) from source %q: %w", c.URI, c.Op, c.Source, err)
+			firstErr = fmt.Errorf("queue: publish %s: %w", describe(g), err)
 			break
 		}
-		p, err := q.publishChangeAsync(ctx, c)
+		p, err := q.publishChangesAsync(ctx, g)
 		if err != nil {
 			firstErr = err
 			break
@@ -57,39 +62,57 @@ func (q *Queue) PublishChanges(ctx context.Context, cs []*viaduct.Change) error 
 	return firstErr
 }
 
-// pendingPub is one change sent and not yet acknowledged: its future, or
+// pendingPub is one message sent and not yet acknowledged: its future, or
 // the acknowledgement of the synchronous fallback.
 type pendingPub struct {
-	c    *viaduct.Change
+	cs   []*viaduct.Change
 	f    jetstream.PubAckFuture
 	ack  *jetstream.PubAck
 	sent time.Time // when it was sent: its wait is bounded from then
 }
 
-// publishChangeAsync sends one change without waiting for its
-// acknowledgement. When the client refuses (too many publishes pending
-// across the whole connection) it publishes that one synchronously.
-func (q *Queue) publishChangeAsync(ctx context.Context, c *viaduct.Change) (pendingPub, error) {
-	data, err := c.Encode()
-	if err != nil {
-		return pendingPub{}, fmt.Errorf("queue: encode change of %s from source %q: %w", c.URI, c.Source, err)
+// describe names what a message holds, for errors.
+func describe(cs []*viaduct.Change) string {
+	c := cs[0]
+	if len(cs) == 1 {
+		return fmt.Sprintf("change of %s (%s) from source %q", c.URI, c.Op, c.Source)
 	}
-	msg := nats.NewMsg(ChangeSubject(c.Source))
-	msg.Data = data
+	return fmt.Sprintf("group of %d changes from source %q, the first of %s (%s)", len(cs), c.Source, c.URI, c.Op)
+}
+
+// publishChangesAsync sends one change, or a group of them, without
+// waiting for its acknowledgement. When the client refuses (too many
+// publishes pending across the whole connection) it publishes that one
+// message synchronously.
+func (q *Queue) publishChangesAsync(ctx context.Context, cs []*viaduct.Change) (pendingPub, error) {
+	var (
+		msg *nats.Msg
+		id  string
+		err error
+	)
+	if len(cs) == 1 {
+		msg, id = nats.NewMsg(ChangeSubject(cs[0].Source)), cs[0].MsgID()
+		msg.Data, err = cs[0].Encode()
+	} else {
+		msg, err = encodeGroup(cs)
+		id = groupID(cs)
+	}
+	if err != nil {
+		return pendingPub{}, fmt.Errorf("queue: encode %s: %w", describe(cs), err)
+	}
 	q.inject(ctx, msg.Header)
-	id := headerSafeID(c.MsgID())
-	f, err := q.js.PublishMsgAsync(msg, jetstream.WithMsgID(id), jetstream.WithExpectStream(StreamChanges))
+	f, err := q.js.PublishMsgAsync(msg, jetstream.WithMsgID(headerSafeID(id)), jetstream.WithExpectStream(StreamChanges))
 	if err == nil {
-		return pendingPub{c: c, f: f, sent: time.Now()}, nil
+		return pendingPub{cs: cs, f: f, sent: time.Now()}, nil
 	}
 	if !errors.Is(err, jetstream.ErrTooManyStalledMsgs) {
-		return pendingPub{}, fmt.Errorf("queue: publish change of %s (%s) from source %q: %w", c.URI, c.Op, c.Source, err)
+		return pendingPub{}, fmt.Errorf("queue: publish %s: %w", describe(cs), err)
 	}
-	ack, err := q.publishMsg(ctx, StreamChanges, msg, c.MsgID())
+	ack, err := q.publishMsg(ctx, StreamChanges, msg, id)
 	if err != nil {
-		return pendingPub{}, fmt.Errorf("queue: publish change of %s (%s) from source %q: %w", c.URI, c.Op, c.Source, err)
+		return pendingPub{}, fmt.Errorf("queue: publish %s: %w", describe(cs), err)
 	}
-	return pendingPub{c: c, ack: ack}, nil
+	return pendingPub{cs: cs, ack: ack}, nil
 }
 
 // awaitPub waits for one change's acknowledgement and counts it. The
@@ -104,7 +127,7 @@ func (q *Queue) awaitPub(ctx context.Context, p pendingPub) error {
 	defer t.Stop()
 	select {
 	case <-t.C:
-		return fmt.Errorf("queue: publish change of %s (%s) from source %q: no acknowledgement within %s: %w", p.c.URI, p.c.Op, p.c.Source, q.publishTimeout(), ErrPublishTimeout)
+		return fmt.Errorf("queue: publish %s: no acknowledgement within %s: %w", describe(p.cs), q.publishTimeout(), ErrPublishTimeout)
 	case ack := <-p.f.Ok():
 		if ack.Duplicate {
 			q.metrics.duplicates.WithLabelValues(StreamChanges).Inc()
@@ -113,8 +136,8 @@ func (q *Queue) awaitPub(ctx context.Context, p pendingPub) error {
 		}
 		return nil
 	case err := <-p.f.Err():
-		return fmt.Errorf("queue: publish change of %s (%s) from source %q: %w", p.c.URI, p.c.Op, p.c.Source, err)
+		return fmt.Errorf("queue: publish %s: %w", describe(p.cs), err)
 	case <-ctx.Done():
-		return fmt.Errorf("queue: publish change of %s (%s) from source %q: %w", p.c.URI, p.c.Op, p.c.Source, ctx.Err())
+		return fmt.Errorf("queue: publish %s: %w", describe(p.cs), ctx.Err())
 	}
 }

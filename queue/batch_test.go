@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/viaduct-mirror/viaduct"
@@ -15,41 +16,58 @@ func TestPublishChangesStoresEveryChangeOnce(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	q := queuetest.Start(t, func(c *queue.Config) { c.Registerer = reg })
 	ctx := context.Background()
-	// More than one window, with every change of the first window sent
-	// twice: the copies are de-duplicated, not stored again.
+	// More than one window of messages, queued twice (a pass retried
+	// whole): the second time is de-duplicated, not stored again.
 	var batch []*viaduct.Change
 	for i := range 1300 {
 		batch = append(batch, testChange(i))
 	}
-	for i := range 100 {
-		batch = append(batch, testChange(i))
+	groups := (1300 + queue.GroupMax - 1) / queue.GroupMax
+	for range 2 {
+		if err := q.PublishChanges(ctx, batch); err != nil {
+			t.Fatalf("PublishChanges: %v", err)
+		}
 	}
-	if err := q.PublishChanges(ctx, batch); err != nil {
-		t.Fatalf("PublishChanges: %v", err)
+	if n := streamMsgs(t, q, queue.StreamChanges); n != uint64(groups) {
+		t.Fatalf("CHANGES holds %d messages, want %d groups", n, groups)
 	}
-	if n := streamMsgs(t, q, queue.StreamChanges); n != 1300 {
-		t.Fatalf("CHANGES holds %d messages, want 1300", n)
+	if got := counter(t, reg, "viaduct_queue_published_total", queue.StreamChanges); got != float64(groups) {
+		t.Errorf("published counter = %v, want %d", got, groups)
 	}
-	if got := counter(t, reg, "viaduct_queue_published_total", queue.StreamChanges); got != 1300 {
-		t.Errorf("published counter = %v, want 1300", got)
+	if got := counter(t, reg, "viaduct_queue_duplicates_total", queue.StreamChanges); got != float64(groups) {
+		t.Errorf("duplicates counter = %v, want %d", got, groups)
 	}
-	if got := counter(t, reg, "viaduct_queue_duplicates_total", queue.StreamChanges); got != 100 {
-		t.Errorf("duplicates counter = %v, want 100", got)
-	}
-	// The workers see them in the order they were queued.
+	// The workers see every change once, in the order they were queued.
 	cs, err := q.Changes(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range 3 {
+	for i := range 1300 {
 		m, err := cs.Next(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if want := testChange(i).URI; m.Change.URI != want {
-			t.Errorf("change %d is %s, want %s", i, m.Change.URI, want)
+			t.Fatalf("change %d is %s, want %s", i, m.Change.URI, want)
 		}
 		m.Ack(ctx)
+	}
+	eventually(t, 5*time.Second, "CHANGES to empty", func() bool { return streamMsgs(t, q, queue.StreamChanges) == 0 })
+}
+
+// A batch of one change is that change's own message, de-duplicated with
+// the same change published alone.
+func TestPublishChangesOfOneIsTheChange(t *testing.T) {
+	q := queuetest.Start(t)
+	ctx := context.Background()
+	if err := q.PublishChanges(ctx, []*viaduct.Change{testChange(1)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.PublishChange(ctx, testChange(1)); err != nil {
+		t.Fatal(err)
+	}
+	if n := streamMsgs(t, q, queue.StreamChanges); n != 1 {
+		t.Fatalf("CHANGES holds %d messages, want 1", n)
 	}
 }
 

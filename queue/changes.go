@@ -21,6 +21,11 @@ const pollWait = 5 * time.Second
 // its ack timer running until a worker is free.
 const pullBatch = 16
 
+// pullGroups is how many messages one pull may take right after a group:
+// a group is up to GroupMax changes, and the groups waiting behind it in
+// the buffer have their ack timers running too.
+const pullGroups = 2
+
 // ChangeStream hands out changes from the shared CHANGES consumer. Any
 // number of ChangeStreams, in any number of processes, share the work:
 // each change goes to one worker at a time. One ChangeStream may serve
@@ -33,6 +38,10 @@ type ChangeStream struct {
 	// ctx) by the one Next that pulls or takes from buf.
 	turn chan struct{}
 	buf  []jetstream.Msg
+	// members are the changes of groups already pulled, not yet handed
+	// out; grouped says the last message taken was a group.
+	members []*ChangeMsg
+	grouped bool
 }
 
 // Changes returns a stream of changes for the workers of one process.
@@ -60,6 +69,12 @@ func (s *ChangeStream) Next(ctx context.Context) (*ChangeMsg, error) {
 	}
 	defer func() { s.turn <- struct{}{} }()
 	for {
+		if len(s.members) > 0 {
+			m := s.members[0]
+			s.members[0] = nil
+			s.members = s.members[1:]
+			return m, nil
+		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -77,9 +92,30 @@ func (s *ChangeStream) Next(ctx context.Context) (*ChangeMsg, error) {
 			}
 			return nil, fmt.Errorf("queue: fetch from %s: %w", StreamChanges, err)
 		}
+		if msg.Headers().Get(HeaderChanges) != "" {
+			meta, err := msg.Metadata()
+			if err != nil {
+				return nil, fmt.Errorf("queue: read metadata of %s message: %w", StreamChanges, err)
+			}
+			if s.members, err = s.q.openGroup(msg, meta); err != nil {
+				return nil, err
+			}
+			s.grouped = true
+			continue
+		}
+		s.grouped = false
 		m, err := s.q.newChangeMsg(msg)
 		if err != nil {
 			return nil, err
+		}
+		if m.Change != nil && m.wait > 0 {
+			// Handed back out of a group with a delay: the server keeps it
+			// for the rest of it.
+			if err := msg.NakWithDelay(m.wait); err != nil {
+				s.q.log.Warn("could not hold back a change handed back with a delay; it is handled now", "uri", m.Change.URI, "err", err)
+				return m, nil
+			}
+			continue
 		}
 		if m.Change != nil {
 			return m, nil
@@ -89,11 +125,15 @@ func (s *ChangeStream) Next(ctx context.Context) (*ChangeMsg, error) {
 }
 
 // take returns the next buffered message, else pulls: first whatever is
-// waiting, up to pullBatch, without waiting; when nothing is, one message,
+// waiting, up to pullBatch (pullGroups after a group), without waiting; when nothing is, one message,
 // waiting up to pollWait for it.
 func (s *ChangeStream) take(ctx context.Context) (jetstream.Msg, error) {
 	if len(s.buf) == 0 {
-		batch, err := s.cons.FetchNoWait(pullBatch)
+		n := pullBatch
+		if s.grouped {
+			n = pullGroups
+		}
+		batch, err := s.cons.FetchNoWait(n)
 		if err == nil {
 			for m := range batch.Messages() {
 				s.buf = append(s.buf, m)
@@ -142,6 +182,13 @@ func (s *ChangeStream) Release() {
 		m.Nak()
 	}
 	s.buf = nil
+	for _, m := range s.members {
+		if err := m.requeue(0); err != nil {
+			// The group comes back whole after its ack wait.
+			s.q.log.Warn("could not hand back a change of a group", "uri", m.Change.URI, "err", err)
+		}
+	}
+	s.members = nil
 }
 
 // ChangeMsg is one delivery of a change to a worker. The worker acks it
@@ -153,15 +200,25 @@ func (s *ChangeStream) Release() {
 type ChangeMsg struct {
 	// Change is the decoded message.
 	Change *viaduct.Change
-	// Seq is the message's sequence on CHANGES.
+	// Seq is the message's sequence on CHANGES (for a change of a group,
+	// the group's).
 	Seq uint64
-	// Delivered counts deliveries, this one included (1 the first time).
+	// Delivered counts deliveries, this one included (1 the first time);
+	// a change handed back out of a group counts those it had there.
 	Delivered uint64
 	// Published is when the change was queued.
 	Published time.Time
 
 	q   *Queue
-	msg jetstream.Msg
+	msg jetstream.Msg // the change's message, or its group's
+	// wait is how long a change handed back out of a group must still
+	// wait (see notBefore).
+	wait time.Duration
+	// group, for a member of a group, counts the verdicts of its members;
+	// member is its place there and raw its encoding.
+	group  *changeGroup
+	member int
+	raw    []byte
 }
 
 func (q *Queue) newChangeMsg(msg jetstream.Msg) (*ChangeMsg, error) {
@@ -170,6 +227,9 @@ func (q *Queue) newChangeMsg(msg jetstream.Msg) (*ChangeMsg, error) {
 		return nil, fmt.Errorf("queue: read metadata of %s message: %w", StreamChanges, err)
 	}
 	m := &ChangeMsg{Seq: meta.Sequence.Stream, Delivered: meta.NumDelivered, Published: meta.Timestamp, q: q, msg: msg}
+	if h := msg.Headers(); h.Get(HeaderDeliveredBefore) != "" {
+		m.wait, m.Delivered = notBefore(h, meta.NumDelivered)
+	}
 	var c viaduct.Change
 	if err := c.Decode(msg.Data()); err != nil {
 		reason := fmt.Sprintf("decode change: %v", err)
@@ -201,17 +261,26 @@ func (m *ChangeMsg) Context(parent context.Context) context.Context {
 // its ack wait, and a worker handling it again finds the blob or the
 // catalog's copy and publishes, at most, an event EVENTS de-duplicates. A
 // confirmed ack cost a request and a reply per change, about a seventh of
-// a two-core node's baseline ingest (docs/benchmarks.md). ctx is unused
-// and kept for callers that pass one.
+// a two-core node's baseline ingest (docs/benchmarks.md). A change of a
+// group counts as done there, and the group is acked with its last
+// change. ctx is unused and kept for callers that pass one.
 func (m *ChangeMsg) Ack(ctx context.Context) error {
+	if m.group != nil {
+		return m.group.done()
+	}
 	if err := m.msg.Ack(); err != nil {
 		return fmt.Errorf("queue: ack change %d (%s): %w", m.Seq, m.uri(), err)
 	}
 	return nil
 }
 
-// Nak asks for redelivery after delay (0: as soon as possible).
+// Nak asks for redelivery after delay (0: as soon as possible). A change
+// of a group is queued again on its own, to be handled no earlier than
+// delay from now, and counts as done in its group.
 func (m *ChangeMsg) Nak(delay time.Duration) error {
+	if m.group != nil {
+		return m.requeue(delay)
+	}
 	var err error
 	if delay > 0 {
 		err = m.msg.NakWithDelay(delay)
@@ -226,6 +295,7 @@ func (m *ChangeMsg) Nak(delay time.Duration) error {
 
 // InProgress restarts the ack timer: a worker streaming a large bitstream
 // calls it now and then so the change is not handed to another worker.
+// For a change of a group it restarts the group's.
 func (m *ChangeMsg) InProgress() error {
 	if err := m.msg.InProgress(); err != nil {
 		return fmt.Errorf("queue: extend change %d (%s): %w", m.Seq, m.uri(), err)

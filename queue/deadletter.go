@@ -22,6 +22,8 @@ const (
 	HeaderStream    = "Viaduct-Stream"
 	HeaderSeq       = "Viaduct-Seq"
 	HeaderDelivered = "Viaduct-Delivered"
+	// HeaderMember is, for a change that came in a group, its place there.
+	HeaderMember = "Viaduct-Member"
 )
 
 // DeadLetter moves the change to DEADLETTER, on dead.changes.<source>,
@@ -39,6 +41,9 @@ const (
 // is bounded as every request to the server is (Queue.request). Dead
 // letters are rare; the round trip costs nothing a baseline notices.
 func (m *ChangeMsg) DeadLetter(ctx context.Context, reason string, evidence map[string]string) error {
+	if m.group != nil {
+		return m.deadMember(ctx, reason, evidence)
+	}
 	h := deadHeaders(m.msg.Headers(), m.msg.Subject(), StreamChanges, m.Seq, m.Delivered, reason, evidence)
 	if err := m.q.publishDead(ctx, StreamChanges, m.msg.Subject(), m.Seq, h, m.msg.Data()); err != nil {
 		return fmt.Errorf("queue: dead-letter change %d (%s): %w", m.Seq, m.uri(), err)
@@ -47,6 +52,22 @@ func (m *ChangeMsg) DeadLetter(ctx context.Context, reason string, evidence map[
 		return fmt.Errorf("queue: terminate dead-lettered change %d (%s): %w", m.Seq, m.uri(), err)
 	}
 	m.q.log.Warn("change dead-lettered", "source", m.sourceName(), "uri", m.uri(), "seq", m.Seq, "reason", reason)
+	return nil
+}
+
+// deadMember dead-letters a group's member on its own: its dead letter
+// holds its change alone, and its verdict counts in the group.
+func (m *ChangeMsg) deadMember(ctx context.Context, reason string, evidence map[string]string) error {
+	h := deadHeaders(m.msg.Headers(), m.msg.Subject(), StreamChanges, m.Seq, m.Delivered, reason, evidence)
+	h.Del(HeaderChanges)
+	h.Set(HeaderMember, strconv.Itoa(m.member))
+	if err := m.q.publishDeadID(ctx, StreamChanges, m.msg.Subject(), deadID(StreamChanges, m.Seq)+"|"+strconv.Itoa(m.member), h, m.raw); err != nil {
+		return fmt.Errorf("queue: dead-letter change %d/%d (%s): %w", m.Seq, m.member, m.uri(), err)
+	}
+	if err := m.group.done(); err != nil {
+		return err
+	}
+	m.q.log.Warn("change dead-lettered", "source", m.sourceName(), "uri", m.uri(), "seq", m.Seq, "member", m.member, "reason", reason)
 	return nil
 }
 
@@ -102,8 +123,18 @@ func deadHeaders(orig nats.Header, subject, stream string, seq, delivered uint64
 // publishDead stores a dead letter, de-duplicated by the original's
 // stream and sequence so each message is dead-lettered once.
 func (q *Queue) publishDead(ctx context.Context, stream, subject string, seq uint64, h nats.Header, data []byte) error {
+	return q.publishDeadID(ctx, stream, subject, deadID(stream, seq), h, data)
+}
+
+// deadID is the message id of the dead letter of stream's message seq.
+func deadID(stream string, seq uint64) string {
+	return "dead|" + stream + "|" + strconv.FormatUint(seq, 10)
+}
+
+// publishDeadID stores a dead letter under the message id id.
+func (q *Queue) publishDeadID(ctx context.Context, stream, subject, id string, h nats.Header, data []byte) error {
 	msg := &nats.Msg{Subject: deadSubject(subject), Header: h, Data: data}
-	ack, err := q.publishMsg(ctx, StreamDead, msg, "dead|"+stream+"|"+strconv.FormatUint(seq, 10))
+	ack, err := q.publishMsg(ctx, StreamDead, msg, id)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,220 @@
+package queue_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/queue"
+	"github.com/viaduct-mirror/viaduct/queue/queuetest"
+)
+
+// publishGroup queues changes from..to-1 with PublishChanges.
+func publishGroup(t *testing.T, q *queue.Queue, from, to int) {
+	t.Helper()
+	var cs []*viaduct.Change
+	for i := from; i < to; i++ {
+		cs = append(cs, testChange(i))
+	}
+	if err := q.PublishChanges(context.Background(), cs); err != nil {
+		t.Fatalf("PublishChanges: %v", err)
+	}
+}
+
+// A batch goes into groups of GroupMax changes; the workers get every
+// change on its own, in order, and a group leaves CHANGES once every
+// change in it has its verdict.
+func TestGroupIsAckedWhenEveryChangeIsDone(t *testing.T) {
+	q := queuetest.Start(t)
+	ctx := context.Background()
+	n := 2*queue.GroupMax + 6
+	publishGroup(t, q, 0, n)
+	if got := streamMsgs(t, q, queue.StreamChanges); got != 3 {
+		t.Fatalf("CHANGES holds %d messages for %d changes, want 3", got, n)
+	}
+	s, err := q.Changes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first []*queue.ChangeMsg
+	for i := range queue.GroupMax {
+		m := next(t, s)
+		if want := testChange(i).URI; m.Change.URI != want {
+			t.Fatalf("change %d is %s, want %s", i, m.Change.URI, want)
+		}
+		if m.Delivered != 1 {
+			t.Errorf("change %d: delivered %d, want 1", i, m.Delivered)
+		}
+		first = append(first, m)
+	}
+	for _, m := range first[1:] {
+		if err := m.Ack(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The group waits for its first change's verdict.
+	time.Sleep(100 * time.Millisecond)
+	if got := streamMsgs(t, q, queue.StreamChanges); got != 3 {
+		t.Fatalf("CHANGES holds %d messages with a change of the first group unfinished, want 3", got)
+	}
+	if err := first[0].Ack(ctx); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, "the first group to leave CHANGES", func() bool { return streamMsgs(t, q, queue.StreamChanges) == 2 })
+	for i := queue.GroupMax; i < n; i++ {
+		m := next(t, s)
+		if want := testChange(i).URI; m.Change.URI != want {
+			t.Fatalf("change %d is %s, want %s", i, m.Change.URI, want)
+		}
+		m.Ack(ctx)
+	}
+	eventually(t, 5*time.Second, "CHANGES to empty", func() bool { return streamMsgs(t, q, queue.StreamChanges) == 0 })
+}
+
+// A change of a group handed back comes back on its own, after the delay
+// asked for, with its deliveries counted; the rest of its group is done.
+func TestGroupChangeHandedBackComesBackAlone(t *testing.T) {
+	q := queuetest.Start(t)
+	ctx := context.Background()
+	publishGroup(t, q, 0, 3)
+	s, err := q.Changes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b, c := next(t, s), next(t, s), next(t, s)
+	a.Ack(ctx)
+	c.Ack(ctx)
+	const delay = 400 * time.Millisecond
+	handed := time.Now()
+	if err := b.Nak(delay); err != nil {
+		t.Fatal(err)
+	}
+	m := next(t, s)
+	if waited := time.Since(handed); waited < delay {
+		t.Errorf("handed back with a delay of %s, delivered again after %s", delay, waited)
+	}
+	if m.Change.URI != b.Change.URI || m.Delivered != 2 {
+		t.Fatalf("came back: %s, delivered %d; want %s, delivered 2", m.Change.URI, m.Delivered, b.Change.URI)
+	}
+	// Handed back again at once: the third delivery.
+	if err := m.Nak(0); err != nil {
+		t.Fatal(err)
+	}
+	m = next(t, s)
+	if m.Change.URI != b.Change.URI || m.Delivered != 3 {
+		t.Fatalf("came back: %s, delivered %d; want %s, delivered 3", m.Change.URI, m.Delivered, b.Change.URI)
+	}
+	m.Ack(ctx)
+	eventually(t, 5*time.Second, "CHANGES to empty", func() bool { return streamMsgs(t, q, queue.StreamChanges) == 0 })
+}
+
+// A change of a group that fails for good is a dead letter of its own,
+// holding that change alone.
+func TestGroupChangeDeadLetteredAlone(t *testing.T) {
+	q := queuetest.Start(t)
+	ctx := context.Background()
+	publishGroup(t, q, 0, 3)
+	s, err := q.Changes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b, c := next(t, s), next(t, s), next(t, s)
+	if err := b.DeadLetter(ctx, "mismatch: md5", map[string]string{"expected": "x"}); err != nil {
+		t.Fatal(err)
+	}
+	a.Ack(ctx)
+	c.Ack(ctx)
+	dls, err := q.DeadLetters(ctx, 10)
+	if err != nil || len(dls) != 1 {
+		t.Fatalf("dead letters: %v, %v", dls, err)
+	}
+	var got viaduct.Change
+	if err := got.Decode(dls[0].Payload); err != nil || got.URI != b.Change.URI {
+		t.Fatalf("dead letter holds %q (%v), want the change of %s alone", dls[0].Payload, err, b.Change.URI)
+	}
+	if dls[0].Reason != "mismatch: md5" || dls[0].Evidence["expected"] != "x" {
+		t.Errorf("dead letter %+v", dls[0])
+	}
+	eventually(t, 5*time.Second, "CHANGES to empty", func() bool { return streamMsgs(t, q, queue.StreamChanges) == 0 })
+	// Queued again, it is a change of its own.
+	if _, err := q.RetryDeadLetter(ctx, dls[0].Seq); err != nil {
+		t.Fatal(err)
+	}
+	if m := next(t, s); m.Change.URI != b.Change.URI {
+		t.Fatalf("retried: %s, want %s", m.Change.URI, b.Change.URI)
+	}
+}
+
+// A group whose worker died is delivered again whole; one that runs out
+// of deliveries without verdicts becomes a dead letter for each change.
+func TestGroupWithoutVerdictsIsDeliveredAgainThenRescued(t *testing.T) {
+	q := queuetest.Start(t, func(c *queue.Config) { c.AckWait = 300 * time.Millisecond; c.MaxDeliver = 2 })
+	ctx := context.Background()
+	publishGroup(t, q, 0, 3)
+	s, err := q.Changes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []uint64{1, 2} {
+		for i := range 3 {
+			m := next(t, s)
+			if m.Change.URI != testChange(i).URI || m.Delivered != want {
+				t.Fatalf("got %s delivered %d, want %s delivered %d", m.Change.URI, m.Delivered, testChange(i).URI, want)
+			}
+		}
+	}
+	var dls []queue.DeadLetter
+	eventually(t, 10*time.Second, "the group never dead-lettered", func() bool {
+		pctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+		if m, err := s.Next(pctx); err == nil {
+			t.Errorf("change %s delivered past max_deliver", m.Change.URI)
+		}
+		cancel()
+		dls, err = q.DeadLetters(ctx, 10)
+		return err == nil && len(dls) == 3
+	})
+	for i, d := range dls {
+		var c viaduct.Change
+		if err := c.Decode(d.Payload); err != nil || c.URI != testChange(i).URI {
+			t.Errorf("dead letter %d holds %q (%v)", i, d.Payload, err)
+		}
+		if !strings.Contains(d.Reason, "no verdict after 2 deliveries") {
+			t.Errorf("reason %q", d.Reason)
+		}
+	}
+	eventually(t, 5*time.Second, "CHANGES to empty", func() bool { return streamMsgs(t, q, queue.StreamChanges) == 0 })
+}
+
+// A group with a change that does not decode hands out the others and
+// dead-letters that one alone.
+func TestGroupWithAnUndecodableChange(t *testing.T) {
+	q := queuetest.Start(t)
+	ctx := context.Background()
+	a, _ := testChange(0).Encode()
+	c, _ := testChange(2).Encode()
+	msg := nats.NewMsg(queue.ChangeSubject(testChange(0).Source))
+	msg.Header.Set(queue.HeaderChanges, "3")
+	msg.Data = append(append(a, "\n{not json\n"...), c...)
+	if _, err := q.JetStream().PublishMsg(ctx, msg); err != nil {
+		t.Fatal(err)
+	}
+	s, err := q.Changes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{0, 2} {
+		m := next(t, s)
+		if m.Change.URI != testChange(i).URI {
+			t.Fatalf("got %s, want %s", m.Change.URI, testChange(i).URI)
+		}
+		m.Ack(ctx)
+	}
+	dls, err := q.DeadLetters(ctx, 10)
+	if err != nil || len(dls) != 1 || string(dls[0].Payload) != "{not json" || dls[0].Kind() != "undecodable" {
+		t.Fatalf("dead letters: %+v, %v", dls, err)
+	}
+	eventually(t, 5*time.Second, "CHANGES to empty", func() bool { return streamMsgs(t, q, queue.StreamChanges) == 0 })
+}
