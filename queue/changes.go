@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -216,9 +217,10 @@ type ChangeMsg struct {
 	wait time.Duration
 	// group, for a member of a group, counts the verdicts of its members;
 	// member is its place there and raw its encoding.
-	group  *changeGroup
-	member int
-	raw    []byte
+	group   *changeGroup
+	member  int
+	raw     []byte
+	settled atomic.Bool // its verdict is counted in group
 }
 
 func (q *Queue) newChangeMsg(msg jetstream.Msg) (*ChangeMsg, error) {
@@ -266,7 +268,7 @@ func (m *ChangeMsg) Context(parent context.Context) context.Context {
 // change. ctx is unused and kept for callers that pass one.
 func (m *ChangeMsg) Ack(ctx context.Context) error {
 	if m.group != nil {
-		return m.group.done()
+		return m.settle()
 	}
 	if err := m.msg.Ack(); err != nil {
 		return fmt.Errorf("queue: ack change %d (%s): %w", m.Seq, m.uri(), err)

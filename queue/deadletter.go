@@ -58,13 +58,16 @@ func (m *ChangeMsg) DeadLetter(ctx context.Context, reason string, evidence map[
 // deadMember dead-letters a group's member on its own: its dead letter
 // holds its change alone, and its verdict counts in the group.
 func (m *ChangeMsg) deadMember(ctx context.Context, reason string, evidence map[string]string) error {
+	if m.settled.Load() {
+		return nil // it has its verdict
+	}
 	h := deadHeaders(m.msg.Headers(), m.msg.Subject(), StreamChanges, m.Seq, m.Delivered, reason, evidence)
 	h.Del(HeaderChanges)
 	h.Set(HeaderMember, strconv.Itoa(m.member))
 	if err := m.q.publishDeadID(ctx, StreamChanges, m.msg.Subject(), deadID(StreamChanges, m.Seq)+"|"+strconv.Itoa(m.member), h, m.raw); err != nil {
 		return fmt.Errorf("queue: dead-letter change %d/%d (%s): %w", m.Seq, m.member, m.uri(), err)
 	}
-	if err := m.group.done(); err != nil {
+	if err := m.settle(); err != nil {
 		return err
 	}
 	m.q.log.Warn("change dead-lettered", "source", m.sourceName(), "uri", m.uri(), "seq", m.Seq, "member", m.member, "reason", reason)

@@ -54,8 +54,13 @@ type changeGroup struct {
 	left atomic.Int32
 }
 
-// done counts a member's verdict; the last acks the group.
-func (g *changeGroup) done() error {
+// settle counts m's verdict in its group, once however often it is
+// given; the last member's acks the group.
+func (m *ChangeMsg) settle() error {
+	if m.settled.Swap(true) {
+		return nil
+	}
+	g := m.group
 	if g.left.Add(-1) != 0 {
 		return nil
 	}
@@ -138,6 +143,9 @@ func (q *Queue) openGroup(msg jetstream.Msg, meta *jetstream.MsgMetadata) ([]*Ch
 // repeat of this requeue is stored once and a later one is not taken for
 // it.
 func (m *ChangeMsg) requeue(delay time.Duration) error {
+	if m.settled.Load() {
+		return nil // it has its verdict
+	}
 	msg := nats.NewMsg(m.msg.Subject())
 	msg.Data = m.raw
 	for k, v := range m.msg.Headers() {
@@ -153,7 +161,7 @@ func (m *ChangeMsg) requeue(delay time.Duration) error {
 	if _, err := m.q.publishMsg(context.Background(), StreamChanges, msg, id); err != nil {
 		return fmt.Errorf("queue: hand back change %d/%d (%s): %w", m.Seq, m.member, m.uri(), err)
 	}
-	return m.group.done()
+	return m.settle()
 }
 
 // notBefore reads a requeued change's headers: how long it must still

@@ -218,3 +218,27 @@ func TestGroupWithAnUndecodableChange(t *testing.T) {
 	}
 	eventually(t, 5*time.Second, "CHANGES to empty", func() bool { return streamMsgs(t, q, queue.StreamChanges) == 0 })
 }
+
+// A change of a group given a verdict twice counts once: the group is
+// not acked while another change in it is still being handled.
+func TestGroupCountsEachVerdictOnce(t *testing.T) {
+	q := queuetest.Start(t)
+	ctx := context.Background()
+	publishGroup(t, q, 0, 2)
+	s, err := q.Changes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := next(t, s), next(t, s)
+	a.Ack(ctx)
+	a.Ack(ctx)
+	if err := a.Nak(0); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if got := streamMsgs(t, q, queue.StreamChanges); got != 1 {
+		t.Fatalf("CHANGES holds %d messages with a change of the group unfinished, want 1 (the group)", got)
+	}
+	b.Ack(ctx)
+	eventually(t, 5*time.Second, "CHANGES to empty", func() bool { return streamMsgs(t, q, queue.StreamChanges) == 0 })
+}
