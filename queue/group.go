@@ -19,10 +19,10 @@ import (
 // messages of up to GroupMax changes each (a group), rather than one
 // message a change: a JetStream message costs its publish, its
 // acknowledgement, its delivery, its ack and its removal whatever it
-// holds, and at a baseline's rate those were about a fifth of a node's
-// CPU. The workers still see one ChangeMsg a change: ChangeStream hands a
-// group's members out one by one, and each member has a verdict of its
-// own. A group is acked once every member has its verdict; a member that
+// holds: grouping took a fifth or so off a node's CPU in a baseline
+// (docs/benchmarks.md). The workers still see one ChangeMsg a change:
+// ChangeStream hands a group's members out one by one, and each member
+// has a verdict of its own. A group is acked once every member has its verdict; a member that
 // must come back later (Nak) is queued again as a change of its own,
 // carrying its deliveries so far and the time before which it is not to
 // be handled; a member that is dead-lettered becomes a dead letter of its
