@@ -24,6 +24,22 @@ func publishGroup(t *testing.T, q *queue.Queue, from, to int) {
 	}
 }
 
+// takeGroup queues changes 0..n-1 as a group and takes them all.
+func takeGroup(t *testing.T, n int) (*queue.Queue, *queue.ChangeStream, []*queue.ChangeMsg) {
+	t.Helper()
+	q := queuetest.Start(t)
+	publishGroup(t, q, 0, n)
+	s, err := q.Changes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ms []*queue.ChangeMsg
+	for range n {
+		ms = append(ms, next(t, s))
+	}
+	return q, s, ms
+}
+
 // A batch goes into groups of GroupMax changes; the workers get every
 // change on its own, in order, and a group leaves CHANGES once every
 // change in it has its verdict.
@@ -77,14 +93,9 @@ func TestGroupIsAckedWhenEveryChangeIsDone(t *testing.T) {
 // A change of a group handed back comes back on its own, after the delay
 // asked for, with its deliveries counted; the rest of its group is done.
 func TestGroupChangeHandedBackComesBackAlone(t *testing.T) {
-	q := queuetest.Start(t)
+	q, s, ms := takeGroup(t, 3)
 	ctx := context.Background()
-	publishGroup(t, q, 0, 3)
-	s, err := q.Changes(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, b, c := next(t, s), next(t, s), next(t, s)
+	a, b, c := ms[0], ms[1], ms[2]
 	a.Ack(ctx)
 	c.Ack(ctx)
 	const delay = 400 * time.Millisecond
@@ -114,14 +125,9 @@ func TestGroupChangeHandedBackComesBackAlone(t *testing.T) {
 // A change of a group that fails for good is a dead letter of its own,
 // holding that change alone.
 func TestGroupChangeDeadLetteredAlone(t *testing.T) {
-	q := queuetest.Start(t)
+	q, s, ms := takeGroup(t, 3)
 	ctx := context.Background()
-	publishGroup(t, q, 0, 3)
-	s, err := q.Changes(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, b, c := next(t, s), next(t, s), next(t, s)
+	a, b, c := ms[0], ms[1], ms[2]
 	if err := b.DeadLetter(ctx, "mismatch: md5", map[string]string{"expected": "x"}); err != nil {
 		t.Fatal(err)
 	}
@@ -222,14 +228,9 @@ func TestGroupWithAnUndecodableChange(t *testing.T) {
 // A change of a group given a verdict twice counts once: the group is
 // not acked while another change in it is still being handled.
 func TestGroupCountsEachVerdictOnce(t *testing.T) {
-	q := queuetest.Start(t)
+	q, _, ms := takeGroup(t, 2)
 	ctx := context.Background()
-	publishGroup(t, q, 0, 2)
-	s, err := q.Changes(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, b := next(t, s), next(t, s)
+	a, b := ms[0], ms[1]
 	a.Ack(ctx)
 	a.Ack(ctx)
 	if err := a.Nak(0); err != nil {
