@@ -40,7 +40,8 @@ type ChangeStream struct {
 	turn chan struct{}
 	buf  []jetstream.Msg
 	// members are the changes of groups already pulled, not yet handed
-	// out; grouped says the last message taken was a group.
+	// out; grouped says the last pull brought a group (and, until the
+	// first pull, that one may come).
 	members []*ChangeMsg
 	grouped bool
 }
@@ -51,7 +52,7 @@ func (q *Queue) Changes(ctx context.Context) (*ChangeStream, error) {
 	if err != nil {
 		return nil, fmt.Errorf("queue: open consumer %s on %s: %w", q.cfg.Consumer, StreamChanges, err)
 	}
-	s := &ChangeStream{q: q, cons: c, turn: make(chan struct{}, 1)}
+	s := &ChangeStream{q: q, cons: c, turn: make(chan struct{}, 1), grouped: true}
 	s.turn <- struct{}{}
 	return s, nil
 }
@@ -101,10 +102,8 @@ func (s *ChangeStream) Next(ctx context.Context) (*ChangeMsg, error) {
 			if s.members, err = s.q.openGroup(msg, meta); err != nil {
 				return nil, err
 			}
-			s.grouped = true
 			continue
 		}
-		s.grouped = false
 		m, err := s.q.newChangeMsg(msg)
 		if err != nil {
 			return nil, err
@@ -126,8 +125,9 @@ func (s *ChangeStream) Next(ctx context.Context) (*ChangeMsg, error) {
 }
 
 // take returns the next buffered message, else pulls: first whatever is
-// waiting, up to pullBatch (pullGroups after a group), without waiting; when nothing is, one message,
-// waiting up to pollWait for it.
+// waiting, up to pullBatch (pullGroups while the last pull brought a
+// group), without waiting; when nothing is, one message, waiting up to
+// pollWait for it.
 func (s *ChangeStream) take(ctx context.Context) (jetstream.Msg, error) {
 	if len(s.buf) == 0 {
 		n := pullBatch
@@ -136,8 +136,13 @@ func (s *ChangeStream) take(ctx context.Context) (jetstream.Msg, error) {
 		}
 		batch, err := s.cons.FetchNoWait(n)
 		if err == nil {
+			grouped := false
 			for m := range batch.Messages() {
 				s.buf = append(s.buf, m)
+				grouped = grouped || m.Headers().Get(HeaderChanges) != ""
+			}
+			if len(s.buf) > 0 {
+				s.grouped = grouped
 			}
 			err = batch.Error()
 		}
@@ -170,7 +175,11 @@ func (s *ChangeStream) take(ctx context.Context) (jetstream.Msg, error) {
 		}
 	})
 	defer stop()
-	return s.cons.Next(jetstream.FetchContext(pctx))
+	m, err := s.cons.Next(jetstream.FetchContext(pctx))
+	if err == nil {
+		s.grouped = m.Headers().Get(HeaderChanges) != ""
+	}
+	return m, err
 }
 
 // Release hands back, for immediate redelivery, the changes pulled and not

@@ -243,3 +243,29 @@ func TestGroupCountsEachVerdictOnce(t *testing.T) {
 	b.Ack(ctx)
 	eventually(t, 5*time.Second, "CHANGES to empty", func() bool { return streamMsgs(t, q, queue.StreamChanges) == 0 })
 }
+
+// Groups are pulled two at a time, not sixteen: each one taken has its ack
+// timer running until its last change is done.
+func TestGroupsArePulledFewAtATime(t *testing.T) {
+	q := queuetest.Start(t)
+	ctx := context.Background()
+	publishGroup(t, q, 0, 10*queue.GroupMax)
+	s, err := q.Changes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cons, err := q.JetStream().Consumer(ctx, queue.StreamChanges, q.Config().Consumer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range queue.GroupMax + 1 {
+		next(t, s)
+		info, err := cons.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.NumAckPending > 3 {
+			t.Fatalf("after %d changes taken, %d groups are out", i+1, info.NumAckPending)
+		}
+	}
+}
