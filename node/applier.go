@@ -228,8 +228,8 @@ func (a *applier) limitAt(ctx context.Context, seq uint64) int {
 
 // A batch that is due waits on, applyBatchDelay at a time, while the
 // fetch workers are saturated: while CHANGES holds applyStreamBatch
-// changes or more that no worker has taken yet, more events are certain
-// to come, and each of those changes already waits its turn in the queue.
+// messages or more that no worker has taken yet, more events are certain
+// to come, and each of those messages already waits its turn in the queue.
 // A baseline on a busy machine pauses many times a second (workers
 // waiting for the CPU, a Source's answer, a sync of the blob store), and
 // writing a batch at each pause cut its batches to a few hundred events;
@@ -266,8 +266,8 @@ func (a *applier) mayWait() bool {
 // of the last write: the same stream went on through it.
 func (a *applier) continues() bool { return a.first.Sub(a.wrote) < applyBatchDelay }
 
-// saturated reports whether CHANGES holds applyStreamBatch changes or
-// more that no worker has taken, asking the server at most every
+// saturated reports whether CHANGES holds applyStreamBatch messages
+// (changes, or groups of them) or more that no worker has taken, asking the server at most every
 // saturatedFresh. due calls it without a.mu, so that events keep coming
 // in while it asks; limitAt calls it from the intake of events itself.
 func (a *applier) saturated(ctx context.Context) bool {
