@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -32,8 +33,13 @@ func (q *Queue) PublishChanges(ctx context.Context, cs []*viaduct.Change) error 
 	pending := make([]pendingPub, 0, min(len(cs), publishWindow))
 	var firstErr error
 	for len(cs) > 0 {
-		g := cs[:groupLen(cs)]
-		cs = cs[len(g):]
+		n, data, err := cutGroup(cs)
+		if err != nil {
+			firstErr = fmt.Errorf("queue: %w", err)
+			break
+		}
+		g := cs[:n]
+		cs = cs[n:]
 		if len(pending) == publishWindow {
 			if err := q.awaitPub(ctx, pending[0]); err != nil && firstErr == nil {
 				firstErr = err
@@ -47,7 +53,7 @@ func (q *Queue) PublishChanges(ctx context.Context, cs []*viaduct.Change) error 
 			firstErr = fmt.Errorf("queue: publish %s: %w", describe(g), err)
 			break
 		}
-		p, err := q.publishChangesAsync(ctx, g)
+		p, err := q.publishChangesAsync(ctx, g, data)
 		if err != nil {
 			firstErr = err
 			break
@@ -80,25 +86,17 @@ func describe(cs []*viaduct.Change) string {
 	return fmt.Sprintf("group of %d changes from source %q, the first of %s (%s)", len(cs), c.Source, c.URI, c.Op)
 }
 
-// publishChangesAsync sends one change, or a group of them, without
-// waiting for its acknowledgement. When the client refuses (too many
-// publishes pending across the whole connection) it publishes that one
-// message synchronously.
-func (q *Queue) publishChangesAsync(ctx context.Context, cs []*viaduct.Change) (pendingPub, error) {
-	var (
-		msg *nats.Msg
-		id  string
-		err error
-	)
-	if len(cs) == 1 {
-		msg, id = nats.NewMsg(ChangeSubject(cs[0].Source)), cs[0].MsgID()
-		msg.Data, err = cs[0].Encode()
-	} else {
-		msg, err = encodeGroup(cs)
+// publishChangesAsync sends one change, or a group of them, encoded in
+// data (cutGroup), without waiting for its acknowledgement. When the
+// client refuses (too many publishes pending across the whole connection)
+// it publishes that one message synchronously.
+func (q *Queue) publishChangesAsync(ctx context.Context, cs []*viaduct.Change, data []byte) (pendingPub, error) {
+	msg := nats.NewMsg(ChangeSubject(cs[0].Source))
+	msg.Data = data
+	id := cs[0].MsgID()
+	if len(cs) > 1 {
+		msg.Header.Set(HeaderChanges, strconv.Itoa(len(cs)))
 		id = groupID(cs)
-	}
-	if err != nil {
-		return pendingPub{}, fmt.Errorf("queue: encode %s: %w", describe(cs), err)
 	}
 	q.inject(ctx, msg.Header)
 	f, err := q.js.PublishMsgAsync(msg, jetstream.WithMsgID(headerSafeID(id)), jetstream.WithExpectStream(StreamChanges))

@@ -83,31 +83,30 @@ func groupID(cs []*viaduct.Change) string {
 	return "grp-" + base64.RawURLEncoding.EncodeToString(h.Sum(sum[:0])[:16])
 }
 
-// groupLen is how many of cs, from the first, go into one group: changes
-// of one Source (one subject), at most GroupMax.
-func groupLen(cs []*viaduct.Change) int {
-	n := 1
+// GroupMaxBytes bounds the encodings in one group, far below NATS's
+// default max_payload of 1 MiB: a change with many mirrors or a long URI
+// runs to kilobytes. A change larger than this is a message of its own.
+const GroupMaxBytes = 128 << 10
+
+// cutGroup encodes the changes that go into the next message: from the
+// first on, those of its Source (its subject), up to GroupMax of them and
+// GroupMaxBytes of encodings, one a line.
+func cutGroup(cs []*viaduct.Change) (n int, data []byte, err error) {
 	for n < len(cs) && n < GroupMax && cs[n].Source == cs[0].Source {
+		b, err := cs[n].Encode()
+		if err != nil {
+			return 0, nil, fmt.Errorf("encode change of %s from source %q: %w", cs[n].URI, cs[n].Source, err)
+		}
+		if n > 0 {
+			if len(data)+1+len(b) > GroupMaxBytes {
+				break
+			}
+			data = append(data, '\n')
+		}
+		data = append(data, b...)
 		n++
 	}
-	return n
-}
-
-// encodeGroup is the message of a group.
-func encodeGroup(cs []*viaduct.Change) (*nats.Msg, error) {
-	msg := nats.NewMsg(ChangeSubject(cs[0].Source))
-	for i, c := range cs {
-		b, err := c.Encode()
-		if err != nil {
-			return nil, fmt.Errorf("encode change of %s from source %q: %w", c.URI, c.Source, err)
-		}
-		if i > 0 {
-			msg.Data = append(msg.Data, '\n')
-		}
-		msg.Data = append(msg.Data, b...)
-	}
-	msg.Header.Set(HeaderChanges, strconv.Itoa(len(cs)))
-	return msg, nil
+	return n, data, nil
 }
 
 // groupLines splits a group's body into its members' encodings.

@@ -269,3 +269,31 @@ func TestGroupsArePulledFewAtATime(t *testing.T) {
 		}
 	}
 }
+
+// A group holds at most GroupMaxBytes of changes: changes with long URIs
+// go into more, smaller groups, all of them delivered in order.
+func TestGroupsAreBoundedInBytes(t *testing.T) {
+	q := queuetest.Start(t)
+	ctx := context.Background()
+	var cs []*viaduct.Change
+	for i := range queue.GroupMax {
+		c := testChange(i)
+		c.URI += "/" + strings.Repeat("x", 9000)
+		cs = append(cs, c)
+	}
+	if err := q.PublishChanges(ctx, cs); err != nil {
+		t.Fatal(err)
+	}
+	if got := streamMsgs(t, q, queue.StreamChanges); got < 3 {
+		t.Fatalf("%d changes of 9 KB in %d messages, want at least 3 of at most %d bytes", len(cs), got, queue.GroupMaxBytes)
+	}
+	s, err := q.Changes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range cs {
+		if m := next(t, s); m.Change.URI != c.URI {
+			t.Fatalf("change %d is %.60s..., want %.60s...", i, m.Change.URI, c.URI)
+		}
+	}
+}
