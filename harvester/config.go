@@ -84,10 +84,10 @@ type Config struct {
 	// more than this many not yet finished, counting each message of
 	// CHANGES as a full group of queue.GroupMax changes (a baseline's
 	// are; single changes, such as pushes, are counted high). A baseline
-	// of millions would
-	// otherwise be queued in minutes, and JetStream keeps the id of every
-	// change queued within its duplicate window in memory. Default 20,000,
-	// several seconds of work for the workers of one node.
+	// of millions would otherwise be queued in minutes, and JetStream
+	// keeps the id of every message queued within its duplicate window in
+	// memory. Default 20,000, several seconds of work for the workers of
+	// one node.
 	MaxBacklog int `yaml:"max_backlog"`
 	// StarvedAfter is how long a pass may wait on its Source (for an answer
 	// or the next bytes of a document) holding one of the Concurrency

@@ -267,8 +267,8 @@ func (a *applier) mayWait() bool {
 func (a *applier) continues() bool { return a.first.Sub(a.wrote) < applyBatchDelay }
 
 // saturated reports whether CHANGES holds applyStreamBatch messages
-// (changes, or groups of them) or more that no worker has taken, asking the server at most every
-// saturatedFresh. due calls it without a.mu, so that events keep coming
+// (changes, or groups of them) or more that no worker has taken, asking
+// the server at most every saturatedFresh. due calls it without a.mu, so that events keep coming
 // in while it asks; limitAt calls it from the intake of events itself.
 func (a *applier) saturated(ctx context.Context) bool {
 	a.untakenMu.Lock()

@@ -23,9 +23,9 @@ func (q *Queue) Backlog(ctx context.Context) (uint64, error) {
 
 // Untaken is the number of messages on CHANGES (changes, or groups of
 // them) that no worker has taken yet: more than a handful means every
-// worker is busy and changes queue up behind them. It is the fetch consumer's count, which the server
-// brings up to date a moment after each publish: right after a burst it
-// may be a few short.
+// worker is busy and changes queue up behind them. It is the fetch
+// consumer's count, which the server brings up to date a moment after
+// each publish: right after a burst it may be a few short.
 func (q *Queue) Untaken(ctx context.Context) (uint64, error) {
 	ci, err := q.consumer.Info(ctx)
 	if err != nil {

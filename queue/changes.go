@@ -94,7 +94,7 @@ func (s *ChangeStream) Next(ctx context.Context) (*ChangeMsg, error) {
 			}
 			return nil, fmt.Errorf("queue: fetch from %s: %w", StreamChanges, err)
 		}
-		if msg.Headers().Get(HeaderChanges) != "" {
+		if isGroup(msg.Headers()) {
 			meta, err := msg.Metadata()
 			if err != nil {
 				return nil, fmt.Errorf("queue: read metadata of %s message: %w", StreamChanges, err)
@@ -139,7 +139,7 @@ func (s *ChangeStream) take(ctx context.Context) (jetstream.Msg, error) {
 			grouped := false
 			for m := range batch.Messages() {
 				s.buf = append(s.buf, m)
-				grouped = grouped || m.Headers().Get(HeaderChanges) != ""
+				grouped = grouped || isGroup(m.Headers())
 			}
 			if len(s.buf) > 0 {
 				s.grouped = grouped
@@ -177,7 +177,7 @@ func (s *ChangeStream) take(ctx context.Context) (jetstream.Msg, error) {
 	defer stop()
 	m, err := s.cons.Next(jetstream.FetchContext(pctx))
 	if err == nil {
-		s.grouped = m.Headers().Get(HeaderChanges) != ""
+		s.grouped = isGroup(m.Headers())
 	}
 	return m, err
 }

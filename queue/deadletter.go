@@ -62,9 +62,7 @@ func (m *ChangeMsg) deadMember(ctx context.Context, reason string, evidence map[
 		return nil // it has its verdict
 	}
 	h := deadHeaders(m.msg.Headers(), m.msg.Subject(), StreamChanges, m.Seq, m.Delivered, reason, evidence)
-	h.Del(HeaderChanges)
-	h.Set(HeaderMember, strconv.Itoa(m.member))
-	if err := m.q.publishDeadID(ctx, StreamChanges, m.msg.Subject(), deadID(StreamChanges, m.Seq)+"|"+strconv.Itoa(m.member), h, m.raw); err != nil {
+	if err := m.q.publishDeadMember(ctx, m.msg.Subject(), m.Seq, m.member, h, m.raw); err != nil {
 		return fmt.Errorf("queue: dead-letter change %d/%d (%s): %w", m.Seq, m.member, m.uri(), err)
 	}
 	if err := m.settle(); err != nil {
@@ -132,6 +130,20 @@ func (q *Queue) publishDead(ctx context.Context, stream, subject string, seq uin
 // deadID is the message id of the dead letter of stream's message seq.
 func deadID(stream string, seq uint64) string {
 	return "dead|" + stream + "|" + strconv.FormatUint(seq, 10)
+}
+
+// publishDeadMember stores the dead letter of the change at place member
+// of the group seq on CHANGES, whose encoding is data: a dead letter of
+// its own, with the group's dead-letter headers h less the group's mark.
+func (q *Queue) publishDeadMember(ctx context.Context, subject string, seq uint64, member int, h nats.Header, data []byte) error {
+	mh := nats.Header{}
+	for k, v := range h {
+		if k != HeaderChanges {
+			mh[k] = v
+		}
+	}
+	mh.Set(HeaderMember, strconv.Itoa(member))
+	return q.publishDeadID(ctx, StreamChanges, subject, deadID(StreamChanges, seq)+"|"+strconv.Itoa(member), mh, data)
 }
 
 // publishDeadID stores a dead letter under the message id id.

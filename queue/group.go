@@ -22,13 +22,13 @@ import (
 // holds: grouping took a fifth or so off a node's CPU in a baseline
 // (docs/benchmarks.md). The workers still see one ChangeMsg a change:
 // ChangeStream hands a group's members out one by one, and each member
-// has a verdict of its own. A group is acked once every member has its verdict; a member that
-// must come back later (Nak) is queued again as a change of its own,
-// carrying its deliveries so far and the time before which it is not to
-// be handled; a member that is dead-lettered becomes a dead letter of its
-// own. A group not acked in time (its worker died) is delivered again
-// whole, and its members already handled are absorbed as any repeat is
-// (docs/design.md).
+// has a verdict of its own. A group is acked once every member has its
+// verdict; a member that must come back later (Nak) is queued again as a
+// change of its own, carrying its deliveries so far and the time before
+// which it is not to be handled; a member that is dead-lettered becomes
+// a dead letter of its own. A group not acked in time (its worker died)
+// is delivered again whole, and its members already handled are absorbed
+// as any repeat is (docs/design.md).
 const (
 	// HeaderChanges marks a group and says how many changes it holds; its
 	// body is their encodings, one a line.
@@ -108,6 +108,9 @@ func cutGroup(cs []*viaduct.Change) (n int, data []byte, err error) {
 	}
 	return n, data, nil
 }
+
+// isGroup reports whether a CHANGES message's headers mark a group.
+func isGroup(h nats.Header) bool { return h.Get(HeaderChanges) != "" }
 
 // groupLines splits a group's body into its members' encodings.
 func groupLines(data []byte) [][]byte { return bytes.Split(data, []byte{'\n'}) }

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -60,18 +58,15 @@ func (q *Queue) rescue(ctx context.Context, adv maxDeliveriesAdvisory) error {
 	}
 	reason := fmt.Sprintf("no verdict after %d deliveries (max_deliver %d): the worker neither acked nor dead-lettered it", adv.Deliveries, q.cfg.MaxDeliver)
 	h := deadHeaders(raw.Header, raw.Subject, StreamChanges, raw.Sequence, adv.Deliveries, reason, nil)
-	if raw.Header.Get(HeaderChanges) == "" {
+	if !isGroup(raw.Header) {
 		if err := q.publishDead(ctx, StreamChanges, raw.Subject, raw.Sequence, h, raw.Data); err != nil {
 			return fmt.Errorf("dead-letter change %d: %w", raw.Sequence, err)
 		}
 	} else {
 		// A group: a dead letter for each of its changes, as its
 		// workers would have made.
-		h.Del(HeaderChanges)
 		for i, line := range groupLines(raw.Data) {
-			mh := nats.Header(http.Header(h).Clone())
-			mh.Set(HeaderMember, strconv.Itoa(i))
-			if err := q.publishDeadID(ctx, StreamChanges, raw.Subject, deadID(StreamChanges, raw.Sequence)+"|"+strconv.Itoa(i), mh, line); err != nil {
+			if err := q.publishDeadMember(ctx, raw.Subject, raw.Sequence, i, h, line); err != nil {
 				return fmt.Errorf("dead-letter change %d/%d: %w", raw.Sequence, i, err)
 			}
 		}
