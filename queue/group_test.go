@@ -71,22 +71,26 @@ func TestGroupIsAckedWhenEveryChangeIsDone(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// The group waits for its first change's verdict.
-	time.Sleep(100 * time.Millisecond)
-	if got := streamMsgs(t, q, queue.StreamChanges); got != 3 {
-		t.Fatalf("CHANGES holds %d messages with a change of the first group unfinished, want 3", got)
+	takeAndAck := func(from, to int) {
+		for i := from; i < to; i++ {
+			m := next(t, s)
+			if want := testChange(i).URI; m.Change.URI != want {
+				t.Fatalf("change %d is %s, want %s", i, m.Change.URI, want)
+			}
+			m.Ack(ctx)
+		}
+	}
+	// The first group waits for its first change's verdict: once the
+	// second, acked whole after it, has left CHANGES, it is still there.
+	takeAndAck(queue.GroupMax, 2*queue.GroupMax)
+	if msgs, seq := changesLeft(t, q, 2); msgs != 2 || seq != first[0].Seq {
+		t.Fatalf("CHANGES holds %d messages from seq %d with a change of the first group (seq %d) unfinished, want it and the third", msgs, seq, first[0].Seq)
 	}
 	if err := first[0].Ack(ctx); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "the first group to leave CHANGES", func() bool { return streamMsgs(t, q, queue.StreamChanges) == 2 })
-	for i := queue.GroupMax; i < n; i++ {
-		m := next(t, s)
-		if want := testChange(i).URI; m.Change.URI != want {
-			t.Fatalf("change %d is %s, want %s", i, m.Change.URI, want)
-		}
-		m.Ack(ctx)
-	}
+	eventually(t, 5*time.Second, "the first group to leave CHANGES", func() bool { return streamMsgs(t, q, queue.StreamChanges) == 1 })
+	takeAndAck(2*queue.GroupMax, n)
 	eventually(t, 5*time.Second, "CHANGES to empty", func() bool { return streamMsgs(t, q, queue.StreamChanges) == 0 })
 }
 
@@ -228,7 +232,7 @@ func TestGroupWithAnUndecodableChange(t *testing.T) {
 // A change of a group given a verdict twice counts once: the group is
 // not acked while another change in it is still being handled.
 func TestGroupCountsEachVerdictOnce(t *testing.T) {
-	q, _, ms := takeGroup(t, 2)
+	q, s, ms := takeGroup(t, 2)
 	ctx := context.Background()
 	a, b := ms[0], ms[1]
 	a.Ack(ctx)
@@ -236,9 +240,13 @@ func TestGroupCountsEachVerdictOnce(t *testing.T) {
 	if err := a.Nak(0); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond)
-	if got := streamMsgs(t, q, queue.StreamChanges); got != 1 {
-		t.Fatalf("CHANGES holds %d messages with a change of the group unfinished, want 1 (the group)", got)
+	// A second group, acked whole after them, leaves CHANGES; the first
+	// is still there, and nothing was queued again.
+	publishGroup(t, q, 2, 4)
+	next(t, s).Ack(ctx)
+	next(t, s).Ack(ctx)
+	if msgs, seq := changesLeft(t, q, 1); msgs != 1 || seq != a.Seq {
+		t.Fatalf("CHANGES holds %d messages from seq %d with a change of the group (seq %d) unfinished, want the group alone", msgs, seq, a.Seq)
 	}
 	b.Ack(ctx)
 	eventually(t, 5*time.Second, "CHANGES to empty", func() bool { return streamMsgs(t, q, queue.StreamChanges) == 0 })

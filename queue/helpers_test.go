@@ -18,6 +18,29 @@ func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
 	testutil.Eventually(t, d, what, cond)
 }
 
+// changesLeft waits until CHANGES holds at most atMost messages and
+// returns how many it holds then and the sequence of the first. The
+// fetch consumer takes one connection's acks in order, so a message
+// acked before the one whose leaving ends the wait has left by then too:
+// what is still there was not acked.
+func changesLeft(t testing.TB, q *queue.Queue, atMost uint64) (msgs, first uint64) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := q.JetStream().Stream(ctx, queue.StreamChanges)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, fmt.Sprintf("CHANGES to hold %d messages or fewer", atMost), func() bool {
+		info, err := s.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs, first = info.State.Msgs, info.State.FirstSeq
+		return msgs <= atMost
+	})
+	return msgs, first
+}
+
 // testChange is the i-th change of a source with dots and spaces in its
 // name, as operators write them.
 func testChange(i int) *viaduct.Change {
