@@ -45,22 +45,13 @@ func newDeadEnv(t *testing.T, retries int, src *simServer) *deadEnv {
 // reason(uri), as a fetch worker out of deliveries does.
 func (e *deadEnv) deadLetterAll(reason func(uri string) string) []*viaduct.Change {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cs, err := e.q.Changes(ctx)
-	if err != nil {
-		e.t.Fatalf("changes: %v", err)
-	}
 	var out []*viaduct.Change
-	for testutil.StreamMsgs(e.t, e.q.JetStream(), queue.StreamChanges) > 0 {
-		for m := nextOrNone(ctx, e.t, cs); m != nil; m = nextOrNone(ctx, e.t, cs) {
-			if err := m.DeadLetter(ctx, reason(m.Change.URI), map[string]string{"uri": m.Change.URI}); err != nil {
-				e.t.Fatalf("dead-letter %s: %v", m.Change.URI, err)
-			}
-			out = append(out, m.Change)
+	e.takeAll(func(ctx context.Context, m *queue.ChangeMsg) {
+		if err := m.DeadLetter(ctx, reason(m.Change.URI), map[string]string{"uri": m.Change.URI}); err != nil {
+			e.t.Fatalf("dead-letter %s: %v", m.Change.URI, err)
 		}
-		testutil.AcksTaken(e.t, e.q.JetStream(), queue.StreamChanges)
-	}
+		out = append(out, m.Change)
+	})
 	sort.Slice(out, func(i, j int) bool { return out[i].URI < out[j].URI })
 	return out
 }

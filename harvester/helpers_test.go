@@ -177,37 +177,17 @@ func simSource(name string, srv *simServer) SourceConfig {
 // acks it, and returns them in stream order.
 func (e *env) drain() []*viaduct.Change {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if testutil.StreamMsgs(e.t, e.q.JetStream(), queue.StreamChanges) == 0 {
-		return nil
-	}
-	cs, err := e.q.Changes(ctx)
-	if err != nil {
-		e.t.Fatalf("changes: %v", err)
-	}
 	type seqd struct {
 		seq uint64
 		c   *viaduct.Change
 	}
 	var got []seqd
-	// A message may hold a group of changes: take changes until none
-	// comes, then until the stream is empty once their acks are in.
-	for testutil.StreamMsgs(e.t, e.q.JetStream(), queue.StreamChanges) > 0 {
-		for {
-			m := nextOrNone(ctx, e.t, cs)
-			if m == nil {
-				break
-			}
-			if err := m.Ack(ctx); err != nil {
-				e.t.Fatalf("ack: %v", err)
-			}
-			got = append(got, seqd{m.Seq, m.Change})
+	e.takeAll(func(ctx context.Context, m *queue.ChangeMsg) {
+		if err := m.Ack(ctx); err != nil {
+			e.t.Fatalf("ack: %v", err)
 		}
-		// The next drain counts what the stream holds: the acks must be
-		// taken by then.
-		testutil.AcksTaken(e.t, e.q.JetStream(), queue.StreamChanges)
-	}
+		got = append(got, seqd{m.Seq, m.Change})
+	})
 	// Changes come in the order of their messages, and a group's in its
 	// own order.
 	sort.SliceStable(got, func(i, j int) bool { return got[i].seq < got[j].seq })
@@ -216,6 +196,30 @@ func (e *env) drain() []*viaduct.Change {
 		out[i] = g.c
 	}
 	return out
+}
+
+// takeAll takes every change now on CHANGES through the work-queue
+// consumer and gives it to verdict, which acks or dead-letters it. A
+// message may hold a group of changes: it takes changes until none comes,
+// then goes on until the stream is empty once their acks are in (the next
+// caller counts what the stream holds).
+func (e *env) takeAll(verdict func(context.Context, *queue.ChangeMsg)) {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if testutil.StreamMsgs(e.t, e.q.JetStream(), queue.StreamChanges) == 0 {
+		return
+	}
+	cs, err := e.q.Changes(ctx)
+	if err != nil {
+		e.t.Fatalf("changes: %v", err)
+	}
+	for testutil.StreamMsgs(e.t, e.q.JetStream(), queue.StreamChanges) > 0 {
+		for m := nextOrNone(ctx, e.t, cs); m != nil; m = nextOrNone(ctx, e.t, cs) {
+			verdict(ctx, m)
+		}
+		testutil.AcksTaken(e.t, e.q.JetStream(), queue.StreamChanges)
+	}
 }
 
 // nextOrNone takes the next change, or nil when none comes within a
