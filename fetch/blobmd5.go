@@ -25,9 +25,9 @@ func (p *Pool) blobMD5(ctx context.Context, sha string, size int64) (string, err
 	defer b.Close()
 	h := resourcesync.NewHasherFor(size, false)
 	defer h.Close()
-	bp := p.bufs.Get().(*[]byte)
+	bp := p.bufs.get(size)
 	n, err := io.CopyBuffer(h, b, *bp)
-	p.bufs.Put(bp)
+	p.bufs.put(bp)
 	if err != nil {
 		return "", fmt.Errorf("read blob %s to compute its md5: %w", sha, err)
 	}

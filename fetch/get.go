@@ -67,7 +67,8 @@ func (p *Pool) fetchOne(ctx context.Context, c *viaduct.Change, client *upstream
 		return nil, classify(ctx, c, uri, err, p.cfg.NotFoundAttempts)
 	}
 	defer resp.Body.Close()
-	w, err := p.deps.Blobs.Create(ctx, expect(c, resp))
+	want := expect(c, resp)
+	w, err := p.deps.Blobs.Create(ctx, want)
 	if err != nil {
 		return nil, p.storeFailure(ctx, c, uri, fmt.Errorf("start blob: %w", err))
 	}
@@ -78,10 +79,10 @@ func (p *Pool) fetchOne(ctx context.Context, c *viaduct.Change, client *upstream
 		}
 	}()
 
-	bp := p.bufs.Get().(*[]byte)
+	bp := p.bufs.get(want.Size)
 	src := &readErr{r: resp.Body}
 	n, err := io.CopyBuffer(writerOnly{w}, src, *bp)
-	p.bufs.Put(bp)
+	p.bufs.put(bp)
 	p.m.bytes.WithLabelValues(c.Source).Add(float64(n))
 	if err != nil {
 		if f := p.overDeclared(c, uri, src.err); f != nil {

@@ -24,7 +24,7 @@ type Pool struct {
 	log    *slog.Logger
 	m      *metrics
 	tracer trace.Tracer
-	bufs   sync.Pool
+	bufs   buffers
 
 	// afterPublish runs between publishing an event and acknowledging its
 	// change. Tests set it to stand for a crash at the worst moment: an
@@ -90,7 +90,6 @@ func New(cfg Config, deps Deps, logger *slog.Logger, reg prometheus.Registerer) 
 	}
 	p := &Pool{cfg: cfg, deps: deps, log: logger, m: m, tracer: tp.Tracer("github.com/viaduct-mirror/viaduct/fetch"),
 		lot: newLot(cfg.MaxParked, cfg.InProgressEvery, logger), retries: newRetryLog()}
-	p.bufs.New = func() any { b := make([]byte, 64<<10); return &b }
 	return p, nil
 }
 
