@@ -23,6 +23,7 @@ type Store struct {
 	cfg    Config
 	log    *slog.Logger
 	stall  time.Duration // 0: uploadStall
+	puts   chan struct{} // a slot for each single PUT under way (Config.PutsAtOnce)
 }
 
 // uploadStall is how long a streamed upload may make no progress (the
@@ -65,7 +66,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("s3 endpoint %s: %w", cfg.Endpoint, err)
 	}
-	s := &Store{client: client, cfg: cfg, log: cfg.Logger}
+	s := &Store{client: client, cfg: cfg, log: cfg.Logger, puts: make(chan struct{}, cfg.PutsAtOnce)}
 	if err := s.ensureBucket(ctx); err != nil {
 		return nil, err
 	}

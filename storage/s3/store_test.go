@@ -217,6 +217,7 @@ func TestConfig(t *testing.T) {
 		{"small part", func(c *Config) { c.PartSize = 1 << 20 }, "part_size"},
 		{"big single put", func(c *Config) { c.SinglePutSize = 64 << 20 }, "single_put_size"},
 		{"negative idle connections", func(c *Config) { c.MaxIdleConns = -1 }, "max_idle_conns"},
+		{"negative puts at once", func(c *Config) { c.PutsAtOnce = -1 }, "puts_at_once"},
 	} {
 		c := ok
 		tc.edit(&c)
@@ -229,7 +230,7 @@ func TestConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Prefix != "mirror/" || c.PartSize != DefaultPartSize || c.SinglePutSize != DefaultSinglePutSize || c.MaxIdleConns != DefaultMaxIdleConns {
+	if c.Prefix != "mirror/" || c.PartSize != DefaultPartSize || c.SinglePutSize != DefaultSinglePutSize || c.MaxIdleConns != DefaultMaxIdleConns || c.PutsAtOnce != DefaultPutsAtOnce {
 		t.Errorf("defaults: %+v", c)
 	}
 }
@@ -389,5 +390,50 @@ func TestCAFileMustHoldACertificate(t *testing.T) {
 	_, err := New(context.Background(), Config{Endpoint: "127.0.0.1:1", Bucket: "viaduct", AccessKey: "a", SecretKey: "b", TLS: true, CAFile: file})
 	if err == nil || !strings.Contains(err.Error(), "ca_file") {
 		t.Fatalf("a CA file without a certificate: %v; want an error naming ca_file", err)
+	}
+}
+
+// TestPutsAtOnce: however many commits run at once, no more single PUTs
+// than puts_at_once reach the server together, and every blob is stored.
+func TestPutsAtOnce(t *testing.T) {
+	srv := startServer(t)
+	var now, most atomic.Int64
+	target, _ := url.Parse("http://" + srv.endpoint)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPut {
+			n := now.Add(1)
+			defer now.Add(-1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			}
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	defer front.Close()
+	cfg := srv.config()
+	cfg.Endpoint = strings.TrimPrefix(front.URL, "http://")
+	cfg.PutsAtOnce = 3
+	s, err := New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const commits = 40
+	keys := make([]string, commits)
+	errs := make([]error, commits)
+	var wg sync.WaitGroup
+	for i := range commits {
+		wg.Go(func() { keys[i], errs[i] = storagetest.PutErr(s, fmt.Appendf(nil, "blob %d", i)) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	if m := most.Load(); m > 3 {
+		t.Errorf("%d PUTs reached the server at once, want at most 3", m)
+	}
+	for i, key := range keys {
+		if got := storagetest.Get(t, s, key); string(got) != fmt.Sprintf("blob %d", i) {
+			t.Errorf("blob %d reads %q", i, got)
+		}
 	}
 }

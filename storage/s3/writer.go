@@ -210,6 +210,12 @@ func (w *writer) putSmall(ctx context.Context, key string) error {
 	// otherwise signs the body in chunks (aws-chunked), a third of a
 	// small PUT's CPU here and more of the server's.
 	opts := minio.PutObjectOptions{ContentType: "application/octet-stream", SendContentMd5: true, DisableContentSha256: true}
+	select {
+	case w.s.puts <- struct{}{}:
+		defer func() { <-w.s.puts }()
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 	_, err := w.s.client.PutObject(ctx, w.s.cfg.Bucket, w.s.blobName(key), bytes.NewReader(w.buf), int64(len(w.buf)), opts)
 	return err
 }
