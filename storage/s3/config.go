@@ -53,8 +53,8 @@ type Config struct {
 	// pays a connect and a close on both sides. Default 256, twice the
 	// fetch workers' default; keep it at least fetch.workers.
 	MaxIdleConns int `yaml:"max_idle_conns"`
-	// PutsAtOnce is how many single PUTs (blobs up to SinglePutSize) the
-	// store sends at once; a commit past them waits for one to end. A
+	// PutsAtOnce is how many single PUTs (blobs up to SinglePutSize) a
+	// node sends at once; a commit past them waits for one to end. A
 	// server that shares the machine, or serves many clients, takes
 	// small PUTs faster from a few dozen at once than from one per
 	// fetch worker: MinIO on the same two cores as viaduct stored
