@@ -15,6 +15,9 @@
 //     only at the end, so on plain HTTP its body stays signed in chunks
 //     (minio-go's default).
 //
+// At most Config.PutsAtOnce single PUTs are under way at once; a commit
+// past them waits for one to end.
+//
 // Memory per writer is bounded by the larger of SinglePutSize and PartSize.
 // A committed blob's bytes never change: a small blob committed again is
 // PUT again with the same bytes under the same key, which also moves its
