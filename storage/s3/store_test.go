@@ -61,6 +61,19 @@ func storeThrough(t *testing.T, srv server, front *httptest.Server) *Store {
 	return s
 }
 
+// watchedProxy is a reverse proxy in front of srv that hands each request
+// to watch, which forwards it to srv by calling forward.
+func watchedProxy(t *testing.T, srv server, watch func(r *http.Request, forward func())) *httptest.Server {
+	t.Helper()
+	target, _ := url.Parse("http://" + srv.endpoint)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		watch(r, func() { proxy.ServeHTTP(w, r) })
+	}))
+	t.Cleanup(front.Close)
+	return front
+}
+
 func (srv server) config() Config {
 	var b [6]byte
 	rand.Read(b[:])
@@ -265,17 +278,14 @@ func BenchmarkPutStreamed(b *testing.B) {
 func TestSmallBlobOneRequest(t *testing.T) {
 	srv := startServer(t)
 	var puts, others atomic.Int64
-	target, _ := url.Parse("http://" + srv.endpoint)
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	front := watchedProxy(t, srv, func(r *http.Request, forward func()) {
 		if r.Method == http.MethodPut {
 			puts.Add(1)
 		} else {
 			others.Add(1)
 		}
-		proxy.ServeHTTP(w, r)
-	}))
-	defer front.Close()
+		forward()
+	})
 	s := storeThrough(t, srv, front)
 	body := []byte("one request per small blob")
 	puts.Store(0)
@@ -398,18 +408,15 @@ func TestCAFileMustHoldACertificate(t *testing.T) {
 func TestPutsAtOnce(t *testing.T) {
 	srv := startServer(t)
 	var now, most atomic.Int64
-	target, _ := url.Parse("http://" + srv.endpoint)
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	front := watchedProxy(t, srv, func(r *http.Request, forward func()) {
 		if r.Method == http.MethodPut {
 			n := now.Add(1)
 			defer now.Add(-1)
 			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
 			}
 		}
-		proxy.ServeHTTP(w, r)
-	}))
-	defer front.Close()
+		forward()
+	})
 	cfg := srv.config()
 	cfg.Endpoint = strings.TrimPrefix(front.URL, "http://")
 	cfg.PutsAtOnce = 3
