@@ -13,28 +13,26 @@ const (
 )
 
 // buffers holds the buffers a worker streams bitstreams through, by size.
-// A large bitstream is read from the socket a quarter MiB at a time: on
-// 1,000 x 10 MB from a Source in another process that took a run from
-// 22-24 s to 19-20 s and from 33-34 to 28-29 CPU-ms a bitstream
-// (docs/benchmarks.md), since the socket is read, and the reads
-// acknowledged, a quarter as often as with 64 KiB. Small bitstreams keep
-// 64 KiB, so that a thousand transfers at once hold little memory.
+// A large bitstream is read from the socket a quarter MiB at a time: with
+// 64 KiB reads, copying out of the socket took 17.7 % of the machine in a
+// profile of 1,000 x 10 MB from a Source in another process, with 256
+// KiB 3.0 %, and six runs alternated with the build before took 23-30 s
+// against 28-40 s (docs/benchmarks.md). Small bitstreams keep 64 KiB, so
+// that the many transfers of a baseline of small files hold little
+// memory.
 type buffers struct{ small, large sync.Pool }
 
 // get returns a buffer for a bitstream of size bytes (negative when
 // unknown); put gives it back.
 func (b *buffers) get(size int64) *[]byte {
+	pool, n := &b.small, smallBuffer
 	if size >= resourcesync.LanesFrom {
-		if v, ok := b.large.Get().(*[]byte); ok {
-			return v
-		}
-		buf := make([]byte, largeBuffer)
-		return &buf
+		pool, n = &b.large, largeBuffer
 	}
-	if v, ok := b.small.Get().(*[]byte); ok {
+	if v, ok := pool.Get().(*[]byte); ok {
 		return v
 	}
-	buf := make([]byte, smallBuffer)
+	buf := make([]byte, n)
 	return &buf
 }
 
