@@ -4,22 +4,27 @@ import (
 	"sync"
 
 	"github.com/viaduct-mirror/viaduct/resourcesync"
+	"github.com/viaduct-mirror/viaduct/storage"
 )
 
 // Sizes of the buffers a worker streams a bitstream through.
 const (
 	smallBuffer = 64 << 10
-	largeBuffer = 256 << 10 // for bitstreams of resourcesync.LanesFrom bytes or more
+	largeBuffer = 1 << 20 // for bitstreams of resourcesync.LanesFrom bytes or more
 )
 
-// buffers holds the buffers a worker streams bitstreams through, by size.
-// A large bitstream is read from the socket a quarter MiB at a time: with
-// 64 KiB reads, copying out of the socket took 17.7 % of the machine in a
-// profile of 1,000 x 10 MB from a Source in another process, with 256
-// KiB 3.0 %, and six runs alternated with the build before took 23-30 s
-// against 28-40 s (docs/benchmarks.md). Small bitstreams keep 64 KiB, so
-// that the many transfers of a baseline of small files hold little
-// memory.
+// buffers holds the buffers a worker streams bitstreams through, by size,
+// each aligned for a store's direct writes (storage.AlignedBuffer). A
+// large bitstream is read a MiB at a time, and the directory store writes
+// each whole MiB around the page cache (storage/dir.DirectFrom): on 1,000
+// x 10 MB from a Source in another process, runs alternated with the
+// build before (256 KiB through the page cache) took 25-28 s against
+// 42-44 s and 30-34 CPU-ms a bitstream against 59-65; the same direct
+// writes from 256 KiB buffers took 30-37 s, the disk taking small direct
+// writes more slowly (docs/benchmarks.md). It holds more memory: about
+// 230 MB at 64 transfers at once, against 110 MB. Small bitstreams keep
+// 64 KiB, so that the many transfers of a baseline of small files hold
+// little memory.
 type buffers struct{ small, large sync.Pool }
 
 // get returns a buffer for a bitstream of size bytes (negative when
@@ -32,7 +37,7 @@ func (b *buffers) get(size int64) *[]byte {
 	if v, ok := pool.Get().(*[]byte); ok {
 		return v
 	}
-	buf := make([]byte, n)
+	buf := storage.AlignedBuffer(n)
 	return &buf
 }
 

@@ -210,15 +210,23 @@ func (p *Pool) storeFailure(ctx context.Context, c *viaduct.Change, uri string, 
 	return f
 }
 
-// readErr remembers an error of the upstream body, to tell it from an
-// error of the blob store when a copy fails.
+// readErr reads the upstream body a whole buffer at a time: a read
+// returns once p is full or the body has ended or failed, so that the
+// blob store is handed whole aligned buffers but the last, which it may
+// write around the page cache (storage.AlignedBuffer). It remembers an
+// error of the body, to tell it from an error of the store when a copy
+// fails.
 type readErr struct {
 	r   io.Reader
 	err error
 }
 
-func (r *readErr) Read(p []byte) (int, error) {
-	n, err := r.r.Read(p)
+func (r *readErr) Read(p []byte) (n int, err error) {
+	for n < len(p) && err == nil {
+		var m int
+		m, err = r.r.Read(p[n:])
+		n += m
+	}
 	if err != nil && !errors.Is(err, io.EOF) {
 		r.err = err
 	}

@@ -25,7 +25,7 @@ func openBlobs(ctx context.Context, cfg BlobsConfig, log *slog.Logger) (storage.
 		if cfg.Shared {
 			pack = 0
 		}
-		st, err := dir.New(cfg.Dir, dir.SyncInterval(cfg.SyncInterval), dir.PackBelow(pack))
+		st, err := dir.New(cfg.Dir, dir.SyncInterval(cfg.SyncInterval), dir.PackBelow(pack), dir.DirectWrites(cfg.DirectWrites))
 		if err != nil {
 			return nil, fmt.Errorf("opening blob directory %s: %w", cfg.Dir, err)
 		}

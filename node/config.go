@@ -110,6 +110,10 @@ type BlobsConfig struct {
 	// Ignored with Shared: the pack index is a SQLite database, which a
 	// network file system does not share safely. Default 65536.
 	PackBelow int64 `yaml:"pack_below"`
+	// DirectWrites has the directory store write a blob expected to be a
+	// MiB or more around the page cache (O_DIRECT) where the file system
+	// takes such writes (see storage/dir). Default true.
+	DirectWrites bool `yaml:"direct_writes"`
 	// Shared declares that Dir is one directory every node sees (a
 	// network file system): the only way a directory store may back
 	// several nodes sharing an external queue (queue.url), since each
@@ -142,7 +146,7 @@ func Defaults() Config {
 		Log:       LogConfig{Level: "info", Format: "text"},
 		Tracing:   TracingConfig{SampleRatio: 1},
 		Queue:     queue.Defaults(),
-		Blobs:     BlobsConfig{Kind: "dir", SyncInterval: dir.DefaultSyncInterval, PackBelow: dir.DefaultPackBelow, S3: s3.Config{TLS: true}},
+		Blobs:     BlobsConfig{Kind: "dir", SyncInterval: dir.DefaultSyncInterval, PackBelow: dir.DefaultPackBelow, DirectWrites: true, S3: s3.Config{TLS: true}},
 		Upstream:  upstream.DefaultConfig(),
 		Fetch:     fetch.Defaults(),
 		Harvest:   harvester.Defaults(),

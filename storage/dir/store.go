@@ -23,7 +23,14 @@ type Store struct {
 	wholeFS bool
 	// anon: temporaries are anonymous files linked under their key
 	// (Linux's O_TMPFILE); otherwise named files in tmp.
-	anon   bool
+	anon bool
+	// direct: the temporary of a blob expected to be DirectFrom bytes or
+	// more takes its aligned writes around the page cache (O_DIRECT).
+	// The disk reads them from the writer's buffer: no copy into the page
+	// cache, no write-back of it later, and the cache keeps what is read
+	// rather than filling with bitstreams nobody reads soon. Needs anon
+	// and a file system that takes direct writes.
+	direct bool
 	group  *grouper[string]
 	fanOut *fanOut
 	// depth is the layout's number of fan-out levels (see layout.go).
@@ -45,6 +52,7 @@ type Option func(*options)
 type options struct {
 	syncGap   time.Duration
 	packBelow int64
+	indirect  bool
 }
 
 // DefaultSyncInterval is the least time between the starts of two sync
@@ -70,6 +78,21 @@ func SyncInterval(d time.Duration) Option {
 // stay where they are whatever the setting.
 func PackBelow(n int64) Option {
 	return func(o *options) { o.packBelow = max(n, 0) }
+}
+
+// DirectFrom is the length from which a blob expected to be that long
+// (storage.Expect) is written around the page cache. Each direct write
+// waits for the disk, which pays where the writes are large: the fetch
+// workers read such a blob a MiB at a time. Smaller blobs, and blobs of
+// unknown length, go through the page cache and are written back by the
+// sync rounds.
+const DirectFrom = 1 << 20
+
+// DirectWrites sets whether a large blob is written around the page cache
+// where the file system allows it (on unless set; see DirectFrom). Off,
+// every byte goes through the page cache and is written back from it.
+func DirectWrites(on bool) Option {
+	return func(o *options) { o.indirect = !on }
 }
 
 // New opens the store at root, creating the directory when it is missing,
@@ -98,6 +121,7 @@ func New(root string, opts ...Option) (*Store, error) {
 	}
 	s.fanOut = &fanOut{digits: 2 * s.depth}
 	s.anon = anonWorks(s.tmp)
+	s.direct = s.anon && !o.indirect && directWorks(s.tmp)
 	run, err := openSyncFS(root)
 	if err != nil {
 		return nil, fmt.Errorf("blob directory %s: %w", root, err)
@@ -154,19 +178,23 @@ func (s *Store) Create(ctx context.Context, want storage.Expect) (storage.BlobWr
 	return w, nil
 }
 
-// createTemp creates a temporary file for a blob's bytes.
-func (s *Store) createTemp() (*os.File, error) {
-	var f *os.File
-	var err error
+// createTemp creates a temporary file for a blob's bytes, for direct
+// writes when direct is asked and the store makes them.
+func (s *Store) createTemp(direct bool) (f *os.File, isDirect bool, err error) {
+	if direct && s.direct && s.anon {
+		if f, err := openAnonDirect(s.tmp); err == nil {
+			return f, true, nil
+		}
+	}
 	if s.anon {
 		f, err = openAnon(s.tmp)
 	} else {
 		f, err = os.CreateTemp(s.tmp, "blob-*")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("creating temporary blob in %s: %w", s.tmp, err)
+		return nil, false, fmt.Errorf("creating temporary blob in %s: %w", s.tmp, err)
 	}
-	return f, nil
+	return f, false, nil
 }
 
 // Open opens the blob's file.

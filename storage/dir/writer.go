@@ -25,22 +25,26 @@ type writer struct {
 	mark uint64 // the store's sync rounds when writing began
 	key  string // set once committed
 	done bool   // committed or aborted
+	// direct: f takes writes around the page cache (see Store.direct and
+	// writeFile).
+	direct bool
+	size   int64 // the length the blob is expected to have; negative if unknown
 }
 
 var _ storage.BlobWriter = (*writer)(nil)
 
 func newWriter(s *Store, want storage.Expect) *writer {
-	return &writer{s: s, h: resourcesync.NewHasherFor(want.Size, want.SHA1)}
+	return &writer{s: s, size: want.Size, h: resourcesync.NewHasherFor(want.Size, want.SHA1)}
 }
 
 // spill moves the writer's bytes to a temporary file: the blob is too
 // large to be packed.
 func (w *writer) spill() error {
-	f, err := w.s.createTemp()
+	f, direct, err := w.s.createTemp(len(w.buf) == 0 && w.size >= DirectFrom)
 	if err != nil {
 		return err
 	}
-	w.f, w.anon, w.mark = f, w.s.anon, w.s.group.mark()
+	w.f, w.anon, w.direct, w.mark = f, w.s.anon, direct, w.s.group.mark()
 	if len(w.buf) > 0 {
 		if _, err := f.Write(w.buf); err != nil {
 			return fmt.Errorf("writing temporary blob %s: %w", f.Name(), err)
@@ -66,7 +70,7 @@ func (w *writer) Write(p []byte) (int, error) {
 		_, err := w.h.Write(p)
 		return len(p), err
 	}
-	n, err := w.f.Write(p)
+	n, err := w.writeFile(p)
 	if _, herr := w.h.Write(p[:n]); herr != nil {
 		return n, herr
 	}
@@ -74,6 +78,34 @@ func (w *writer) Write(p []byte) (int, error) {
 		return n, fmt.Errorf("writing temporary blob %s: %w", w.f.Name(), err)
 	}
 	return n, nil
+}
+
+// writeFile writes p to the temporary file. A direct write needs its
+// bytes' address, its length and the file's offset aligned; the writes of
+// a fetch worker are whole aligned buffers (see storage.AlignedBuffer)
+// but the last. The first write that is not aligned, or that the file
+// system refuses, turns direct writes off for the rest of the file: its
+// bytes go through the page cache like any other file's.
+func (w *writer) writeFile(p []byte) (int, error) {
+	if w.direct && !storage.Aligned(p) {
+		if err := w.endDirect(); err != nil {
+			return 0, err
+		}
+	}
+	n, err := w.f.Write(p)
+	if err != nil && w.direct && refusedDirect(err) {
+		if err = w.endDirect(); err == nil {
+			var m int
+			m, err = w.f.Write(p[n:])
+			n += m
+		}
+	}
+	return n, err
+}
+
+func (w *writer) endDirect() error {
+	w.direct = false
+	return endDirect(w.f)
 }
 
 func (w *writer) Sum() (int64, resourcesync.Hashes) { return w.h.Len(), w.h.Sum() }
