@@ -26,7 +26,9 @@ func (p *Pool) blobMD5(ctx context.Context, sha string, size int64) (string, err
 	h := resourcesync.NewHasherFor(size, false)
 	defer h.Close()
 	bp := p.bufs.get(size)
-	n, err := io.CopyBuffer(h, b, *bp)
+	// Only the blob's Read: a file's WriteTo would copy through a 32 KiB
+	// buffer of its own, whatever the size of the blob.
+	n, err := io.CopyBuffer(h, struct{ io.Reader }{b}, *bp)
 	p.bufs.put(bp)
 	if err != nil {
 		return "", fmt.Errorf("read blob %s to compute its md5: %w", sha, err)
