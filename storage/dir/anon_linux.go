@@ -15,8 +15,16 @@ import (
 // an unlink in the one directory every commit uses: under concurrent
 // commits those two were most of a commit's CPU time. A crash before the
 // file is linked leaves nothing behind: the file system frees it.
-func openAnon(dir string) (*os.File, error) {
-	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
+//
+// With direct, the file's writes bypass the page cache (O_DIRECT): the
+// disk reads each aligned buffer from the writer's memory (see
+// Store.direct).
+func openAnon(dir string, direct bool) (*os.File, error) {
+	flags := unix.O_TMPFILE | unix.O_WRONLY | unix.O_CLOEXEC
+	if direct {
+		flags |= unix.O_DIRECT
+	}
+	fd, err := unix.Open(dir, flags, 0o600)
 	if err != nil {
 		return nil, &os.PathError{Op: "open anonymous file in", Path: dir, Err: err}
 	}
@@ -39,7 +47,7 @@ func linkAnon(f *os.File, dest string) error {
 // linked: the file system must support O_TMPFILE and /proc be mounted.
 // It links a probe into tmp and removes it.
 func anonWorks(tmp string) bool {
-	f, err := openAnon(tmp)
+	f, err := openAnon(tmp, false)
 	if err != nil {
 		return false
 	}

@@ -10,7 +10,7 @@ import (
 var errNoAnon = errors.New("anonymous files are only made on Linux")
 
 // openAnon has no anonymous files to offer here: temporaries are named.
-func openAnon(string) (*os.File, error) { return nil, errNoAnon }
+func openAnon(string, bool) (*os.File, error) { return nil, errNoAnon }
 
 func linkAnon(*os.File, string) error { return errNoAnon }
 

@@ -3,24 +3,12 @@ package dir
 import (
 	"errors"
 	"os"
-	"path/filepath"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/viaduct-mirror/viaduct/storage"
 )
-
-// openAnonDirect opens a new file without a name in dir, as openAnon does,
-// whose writes bypass the page cache (O_DIRECT): the disk reads each
-// aligned buffer from the writer's memory. See Store.direct.
-func openAnonDirect(dir string) (*os.File, error) {
-	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC|unix.O_DIRECT, 0o600)
-	if err != nil {
-		return nil, &os.PathError{Op: "open anonymous file for direct writes in", Path: dir, Err: err}
-	}
-	return os.NewFile(uintptr(fd), filepath.Join(dir, "(anonymous)")), nil
-}
 
 // endDirect turns f's direct writes off: its later writes go through the
 // page cache.
@@ -53,7 +41,7 @@ func refusedDirect(err error) bool { return errors.Is(err, syscall.EINVAL) }
 // some file systems refuse O_DIRECT at open (tmpfs before Linux 6.6),
 // others at the first write.
 func directWorks(tmp string) bool {
-	f, err := openAnonDirect(tmp)
+	f, err := openAnon(tmp, true)
 	if err != nil {
 		return false
 	}

@@ -6,8 +6,6 @@ import "os"
 
 // Direct writes are made on Linux only, where temporaries are anonymous.
 
-func openAnonDirect(string) (*os.File, error) { return nil, errNoAnon }
-
 func endDirect(*os.File) error { return nil }
 
 func refusedDirect(error) bool { return false }

@@ -172,7 +172,7 @@ func (s *Store) Create(ctx context.Context, want storage.Expect) (storage.BlobWr
 		w.buf = make([]byte, 0, max(want.Size, 0))
 		return w, nil
 	}
-	if err := w.spill(); err != nil {
+	if err := w.spill(want.Size >= DirectFrom); err != nil {
 		return nil, err
 	}
 	return w, nil
@@ -181,13 +181,13 @@ func (s *Store) Create(ctx context.Context, want storage.Expect) (storage.BlobWr
 // createTemp creates a temporary file for a blob's bytes, for direct
 // writes when direct is asked and the store makes them.
 func (s *Store) createTemp(direct bool) (f *os.File, isDirect bool, err error) {
-	if direct && s.direct && s.anon {
-		if f, err := openAnonDirect(s.tmp); err == nil {
+	if direct && s.direct {
+		if f, err := openAnon(s.tmp, true); err == nil {
 			return f, true, nil
 		}
 	}
 	if s.anon {
-		f, err = openAnon(s.tmp)
+		f, err = openAnon(s.tmp, false)
 	} else {
 		f, err = os.CreateTemp(s.tmp, "blob-*")
 	}

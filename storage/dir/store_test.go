@@ -52,7 +52,7 @@ func TestSuiteFiles(t *testing.T) {
 func TestSuiteNamedTemporaries(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T) storage.Blobs {
 		s := newStore(t)
-		s.anon = false
+		s.anon, s.direct = false, false // direct writes need anonymous files
 		t.Cleanup(func() { wantNoTemporaries(t, s) })
 		return s
 	})

@@ -28,19 +28,20 @@ type writer struct {
 	// direct: f takes writes around the page cache (see Store.direct and
 	// writeFile).
 	direct bool
-	size   int64 // the length the blob is expected to have; negative if unknown
 }
 
 var _ storage.BlobWriter = (*writer)(nil)
 
 func newWriter(s *Store, want storage.Expect) *writer {
-	return &writer{s: s, size: want.Size, h: resourcesync.NewHasherFor(want.Size, want.SHA1)}
+	return &writer{s: s, h: resourcesync.NewHasherFor(want.Size, want.SHA1)}
 }
 
 // spill moves the writer's bytes to a temporary file: the blob is too
-// large to be packed.
-func (w *writer) spill() error {
-	f, direct, err := w.s.createTemp(len(w.buf) == 0 && w.size >= DirectFrom)
+// large to be packed. direct asks for direct writes (see writeFile); only
+// Create asks, for a blob expected to be DirectFrom bytes or more, before
+// any byte is written.
+func (w *writer) spill(direct bool) error {
+	f, direct, err := w.s.createTemp(direct)
 	if err != nil {
 		return err
 	}
@@ -61,7 +62,7 @@ func (w *writer) Write(p []byte) (int, error) {
 		return 0, errClosed
 	}
 	if w.f == nil && int64(len(w.buf)+len(p)) > w.s.packBelow {
-		if err := w.spill(); err != nil {
+		if err := w.spill(false); err != nil {
 			return 0, err
 		}
 	}
