@@ -63,6 +63,19 @@ type Config struct {
 	// uploads are not counted: each lasts as long as its Source takes to
 	// send the blob. Default 32.
 	PutsAtOnce int `yaml:"puts_at_once"`
+	// BatchPuts is auto (the default) or off. With auto, small blobs
+	// committed while others are under way are sent together, as one
+	// tar that the server unpacks into an object each (MinIO's snowball
+	// auto-extract), when a probe at start finds that the server does
+	// so; a server that does not gets one PUT per blob. See the package
+	// documentation for how each blob of a batch is verified.
+	BatchPuts string `yaml:"batch_puts"`
+	// BatchBlobs is the most blobs one batch holds. Default 64.
+	BatchBlobs int `yaml:"batch_blobs"`
+	// BatchesAtOnce is how many batches a node sends at once, in place of
+	// PutsAtOnce while batches are on: MinIO stores up to 16 objects of a
+	// batch at once. Default 4.
+	BatchesAtOnce int `yaml:"batches_at_once"`
 	// Logger receives what the store cannot return, such as a temporary
 	// object it failed to remove. Default: discarded.
 	Logger *slog.Logger `yaml:"-"`
@@ -75,6 +88,14 @@ const (
 	DefaultSinglePutSize = 1 << 20
 	DefaultMaxIdleConns  = 256
 	DefaultPutsAtOnce    = 32
+	DefaultBatchBlobs    = 64
+	DefaultBatchesAtOnce = 4
+)
+
+// The values of Config.BatchPuts.
+const (
+	BatchAuto = "auto"
+	BatchOff  = "off"
 )
 
 // withDefaults fills the fields left empty and checks the rest, naming the
@@ -118,6 +139,25 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.PutsAtOnce < 0 {
 		return c, fmt.Errorf("s3 puts_at_once %d: must be positive", c.PutsAtOnce)
+	}
+	switch c.BatchPuts {
+	case "":
+		c.BatchPuts = BatchAuto
+	case BatchAuto, BatchOff:
+	default:
+		return c, fmt.Errorf("s3 batch_puts %q: must be auto or off", c.BatchPuts)
+	}
+	if c.BatchBlobs == 0 {
+		c.BatchBlobs = DefaultBatchBlobs
+	}
+	if c.BatchBlobs < 0 {
+		return c, fmt.Errorf("s3 batch_blobs %d: must be positive", c.BatchBlobs)
+	}
+	if c.BatchesAtOnce == 0 {
+		c.BatchesAtOnce = DefaultBatchesAtOnce
+	}
+	if c.BatchesAtOnce < 0 {
+		return c, fmt.Errorf("s3 batches_at_once %d: must be positive", c.BatchesAtOnce)
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

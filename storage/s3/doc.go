@@ -15,8 +15,23 @@
 //     only at the end, so on plain HTTP its body stays signed in chunks
 //     (minio-go's default).
 //
-// At most Config.PutsAtOnce single PUTs are under way at once; a commit
-// past them waits for one to end.
+// Small blobs committed while others are under way go out together
+// (Config.BatchPuts): as one tar per batch, which the server unpacks
+// into an object per blob (MinIO's snowball auto-extract), up to
+// Config.BatchBlobs blobs a batch and Config.BatchesAtOnce batches at
+// once. A lone commit is sent at once as a PUT of its own. The server
+// checks no digest of a tar it unpacks, so a batch is confirmed twice:
+// the ETag of the request is the md5 of the bytes the server read, which
+// must be the md5 of the tar sent, and a HEAD of the batch's last blob
+// shows that the tar was unpacked. A batch not confirmed is sent again
+// blob by blob, each PUT with its Content-MD5, overwriting whatever the
+// server unpacked, before any of its commits returns. New probes the
+// server with a batch of one under the temporary prefix; a server that
+// stores the tar as it is (AWS S3, Ceph RGW) gets one PUT per blob, and
+// so do the blobs of a batch the server later stores as it is.
+//
+// Without batches, at most Config.PutsAtOnce single PUTs are under way
+// at once; a commit past them waits for one to end.
 //
 // Memory per writer is bounded by the larger of SinglePutSize and PartSize.
 // A committed blob's bytes never change: a small blob committed again is

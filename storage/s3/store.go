@@ -24,6 +24,9 @@ type Store struct {
 	log    *slog.Logger
 	stall  time.Duration // 0: uploadStall
 	puts   chan struct{} // a slot for each single PUT under way (Config.PutsAtOnce)
+	// batches sends small blobs together (Config.BatchPuts); nil when
+	// they go one by one.
+	batches *batcher
 }
 
 // uploadStall is how long a streamed upload may make no progress (the
@@ -72,6 +75,19 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	if err := s.removeTemporaries(ctx, staleTemporary); err != nil {
 		return nil, err
+	}
+	if cfg.BatchPuts == BatchAuto {
+		b := newBatcher(s)
+		if err := b.probe(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			s.log.Info("the S3 server does not unpack batches: one PUT per small blob",
+				"bucket", cfg.Bucket, "endpoint", cfg.Endpoint, "reason", err)
+		} else {
+			b.on.Store(true)
+			s.batches = b
+		}
 	}
 	return s, nil
 }

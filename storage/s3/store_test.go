@@ -231,6 +231,9 @@ func TestConfig(t *testing.T) {
 		{"big single put", func(c *Config) { c.SinglePutSize = 64 << 20 }, "single_put_size"},
 		{"negative idle connections", func(c *Config) { c.MaxIdleConns = -1 }, "max_idle_conns"},
 		{"negative puts at once", func(c *Config) { c.PutsAtOnce = -1 }, "puts_at_once"},
+		{"batches neither auto nor off", func(c *Config) { c.BatchPuts = "on" }, "batch_puts"},
+		{"negative batch", func(c *Config) { c.BatchBlobs = -1 }, "batch_blobs"},
+		{"negative batches at once", func(c *Config) { c.BatchesAtOnce = -1 }, "batches_at_once"},
 	} {
 		c := ok
 		tc.edit(&c)
@@ -243,7 +246,8 @@ func TestConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Prefix != "mirror/" || c.PartSize != DefaultPartSize || c.SinglePutSize != DefaultSinglePutSize || c.MaxIdleConns != DefaultMaxIdleConns || c.PutsAtOnce != DefaultPutsAtOnce {
+	if c.Prefix != "mirror/" || c.PartSize != DefaultPartSize || c.SinglePutSize != DefaultSinglePutSize || c.MaxIdleConns != DefaultMaxIdleConns || c.PutsAtOnce != DefaultPutsAtOnce ||
+		c.BatchPuts != BatchAuto || c.BatchBlobs != DefaultBatchBlobs || c.BatchesAtOnce != DefaultBatchesAtOnce {
 		t.Errorf("defaults: %+v", c)
 	}
 }
@@ -403,8 +407,9 @@ func TestCAFileMustHoldACertificate(t *testing.T) {
 	}
 }
 
-// TestPutsAtOnce: however many commits run at once, no more single PUTs
-// than puts_at_once reach the server together, and every blob is stored.
+// TestPutsAtOnce: with batches off, however many commits run at once, no
+// more single PUTs than puts_at_once reach the server together, and every
+// blob is stored.
 func TestPutsAtOnce(t *testing.T) {
 	srv := startServer(t)
 	var now, most atomic.Int64
@@ -420,6 +425,7 @@ func TestPutsAtOnce(t *testing.T) {
 	cfg := srv.config()
 	cfg.Endpoint = strings.TrimPrefix(front.URL, "http://")
 	cfg.PutsAtOnce = 3
+	cfg.BatchPuts = BatchOff
 	s, err := New(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -3,8 +3,6 @@ package s3
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -100,9 +98,7 @@ func (w *writer) Write(p []byte) (int, error) {
 
 // stream starts uploading what is written to a new temporary object.
 func (w *writer) stream() {
-	var rnd [16]byte
-	rand.Read(rnd[:])
-	w.tmp = w.s.tmpPrefix() + hex.EncodeToString(rnd[:])
+	w.tmp = w.s.tmpPrefix() + randomHex()
 	pr, pw := io.Pipe()
 	uctx, cancel := context.WithCancel(w.ctx)
 	w.pr, w.pw, w.result, w.cancel, w.stall = pr, pw, make(chan upload, 1), cancel, make(chan struct{})
@@ -191,19 +187,28 @@ func (w *writer) Commit(ctx context.Context) (string, error) {
 	return key, nil
 }
 
-// putSmall stores a held blob with one PUT under its final name, which
-// appears whole or not at all. The server checks the Content-MD5. The PUT
-// is unconditional: a blob stored already gets the same bytes again under
-// the same key, which changes nothing a reader sees and moves the
-// object's time, the touch a garbage collection that found it
-// unreferenced heeds (storage.Sweeper). A new blob and a blob stored
-// already each cost one request. A PUT made conditional on the key being
-// free (If-None-Match: *), with a touch when it was not, cost MinIO a
-// quarter more CPU for every new blob (docs/benchmarks.md), and new
-// blobs are nearly all of them: a change whose bytes the catalog already
-// holds is not fetched.
+// putSmall stores a held blob under its final name, which appears whole
+// or not at all: in a batch with others while batches are on, else with a
+// PUT of its own.
 func (w *writer) putSmall(ctx context.Context, key string) error {
 	defer func() { w.buf = nil }()
+	if b := w.s.batches; b != nil && b.on.Load() {
+		return b.put(ctx, w.s.blobName(key), w.buf)
+	}
+	return w.s.putOne(ctx, w.s.blobName(key), w.buf)
+}
+
+// putOne stores a small blob with one PUT of its own. The server checks
+// the Content-MD5. The PUT is unconditional: a blob stored already gets
+// the same bytes again under the same key, which changes nothing a reader
+// sees and moves the object's time, the touch a garbage collection that
+// found it unreferenced heeds (storage.Sweeper). A new blob and a blob
+// stored already each cost one request. A PUT made conditional on the key
+// being free (If-None-Match: *), with a touch when it was not, cost MinIO
+// a quarter more CPU for every new blob (docs/benchmarks.md), and new
+// blobs are nearly all of them: a change whose bytes the catalog already
+// holds is not fetched.
+func (s *Store) putOne(ctx context.Context, name string, body []byte) error {
 	// The body is sent as it is, its payload unsigned: the signed
 	// Content-MD5 header, which the server checks, already binds the
 	// bytes to the request. On a connection without TLS minio-go
@@ -211,12 +216,12 @@ func (w *writer) putSmall(ctx context.Context, key string) error {
 	// small PUT's CPU here and more of the server's.
 	opts := minio.PutObjectOptions{ContentType: "application/octet-stream", SendContentMd5: true, DisableContentSha256: true}
 	select {
-	case w.s.puts <- struct{}{}:
-		defer func() { <-w.s.puts }()
+	case s.puts <- struct{}{}:
+		defer func() { <-s.puts }()
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	_, err := w.s.client.PutObject(ctx, w.s.cfg.Bucket, w.s.blobName(key), bytes.NewReader(w.buf), int64(len(w.buf)), opts)
+	_, err := s.client.PutObject(ctx, s.cfg.Bucket, name, bytes.NewReader(body), int64(len(body)), opts)
 	return err
 }
 
