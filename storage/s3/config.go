@@ -70,7 +70,8 @@ type Config struct {
 	// so; a server that does not gets one PUT per blob. See the package
 	// documentation for how each blob of a batch is verified.
 	BatchPuts string `yaml:"batch_puts"`
-	// BatchBlobs is the most blobs one batch holds. Default 64.
+	// BatchBlobs is the most blobs one batch holds. A batch is a copy of
+	// its blobs' bytes, at most PartSize past its first blob. Default 64.
 	BatchBlobs int `yaml:"batch_blobs"`
 	// BatchesAtOnce is how many batches a node sends at once, in place of
 	// PutsAtOnce while batches are on: MinIO stores up to 16 objects of a
