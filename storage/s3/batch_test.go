@@ -116,13 +116,7 @@ func TestBatchesGatherConcurrentCommits(t *testing.T) {
 	srv := startServer(t)
 	var seen requests
 	front := watchedProxy(t, srv, seen.watch)
-	cfg := srv.config()
-	cfg.Endpoint = strings.TrimPrefix(front.URL, "http://")
-	cfg.BatchBlobs, cfg.BatchesAtOnce = 16, 2
-	s, err := New(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := storeThrough(t, srv, front, func(c *Config) { c.BatchBlobs, c.BatchesAtOnce = 16, 2 })
 	in := bodies(100, "batched blob")
 	in = append(in, in[3]) // the same bytes twice
 	seen.reset()
@@ -177,13 +171,7 @@ func TestBatchChangedOnTheWay(t *testing.T) {
 		}
 		seen.watch(r, forward)
 	})
-	cfg := srv.config()
-	cfg.Endpoint = strings.TrimPrefix(front.URL, "http://")
-	cfg.BatchBlobs, cfg.BatchesAtOnce = 10, 1
-	s, err := New(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := storeThrough(t, srv, front, func(c *Config) { c.BatchBlobs, c.BatchesAtOnce = 10, 1 })
 	in := bodies(30, "tampered batch")
 	seen.reset()
 	armed.Store(true)

@@ -129,18 +129,6 @@ func (c Config) withDefaults() (Config, error) {
 	if c.SinglePutSize < 0 || uint64(c.SinglePutSize) > c.PartSize {
 		return c, fmt.Errorf("s3 single_put_size %d: must be positive and at most part_size (%d)", c.SinglePutSize, c.PartSize)
 	}
-	if c.MaxIdleConns == 0 {
-		c.MaxIdleConns = DefaultMaxIdleConns
-	}
-	if c.MaxIdleConns < 0 {
-		return c, fmt.Errorf("s3 max_idle_conns %d: must be positive", c.MaxIdleConns)
-	}
-	if c.PutsAtOnce == 0 {
-		c.PutsAtOnce = DefaultPutsAtOnce
-	}
-	if c.PutsAtOnce < 0 {
-		return c, fmt.Errorf("s3 puts_at_once %d: must be positive", c.PutsAtOnce)
-	}
 	switch c.BatchPuts {
 	case "":
 		c.BatchPuts = BatchAuto
@@ -148,17 +136,22 @@ func (c Config) withDefaults() (Config, error) {
 	default:
 		return c, fmt.Errorf("s3 batch_puts %q: must be auto or off", c.BatchPuts)
 	}
-	if c.BatchBlobs == 0 {
-		c.BatchBlobs = DefaultBatchBlobs
-	}
-	if c.BatchBlobs < 0 {
-		return c, fmt.Errorf("s3 batch_blobs %d: must be positive", c.BatchBlobs)
-	}
-	if c.BatchesAtOnce == 0 {
-		c.BatchesAtOnce = DefaultBatchesAtOnce
-	}
-	if c.BatchesAtOnce < 0 {
-		return c, fmt.Errorf("s3 batches_at_once %d: must be positive", c.BatchesAtOnce)
+	for _, f := range []struct {
+		v     *int
+		def   int
+		field string
+	}{
+		{&c.MaxIdleConns, DefaultMaxIdleConns, "max_idle_conns"},
+		{&c.PutsAtOnce, DefaultPutsAtOnce, "puts_at_once"},
+		{&c.BatchBlobs, DefaultBatchBlobs, "batch_blobs"},
+		{&c.BatchesAtOnce, DefaultBatchesAtOnce, "batches_at_once"},
+	} {
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+		if *f.v < 0 {
+			return c, fmt.Errorf("s3 %s %d: must be positive", f.field, *f.v)
+		}
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

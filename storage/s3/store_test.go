@@ -49,11 +49,14 @@ func startServer(t testing.TB) server {
 }
 
 // storeThrough opens a store on srv that reaches it through front, a proxy
-// the test watches.
-func storeThrough(t *testing.T, srv server, front *httptest.Server) *Store {
+// the test watches, with the configuration changed by edit.
+func storeThrough(t *testing.T, srv server, front *httptest.Server, edit ...func(*Config)) *Store {
 	t.Helper()
 	cfg := srv.config()
 	cfg.Endpoint = strings.TrimPrefix(front.URL, "http://")
+	for _, e := range edit {
+		e(&cfg)
+	}
 	s, err := New(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -422,14 +425,7 @@ func TestPutsAtOnce(t *testing.T) {
 		}
 		forward()
 	})
-	cfg := srv.config()
-	cfg.Endpoint = strings.TrimPrefix(front.URL, "http://")
-	cfg.PutsAtOnce = 3
-	cfg.BatchPuts = BatchOff
-	s, err := New(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := storeThrough(t, srv, front, func(c *Config) { c.PutsAtOnce, c.BatchPuts = 3, BatchOff })
 	const commits = 40
 	keys := make([]string, commits)
 	errs := make([]error, commits)
