@@ -5,16 +5,19 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/viaduct-mirror/viaduct/storage"
 	"github.com/viaduct-mirror/viaduct/storage/dir"
 	"github.com/viaduct-mirror/viaduct/storage/s3"
 )
 
-func openBlobs(ctx context.Context, cfg BlobsConfig, log *slog.Logger) (storage.Blobs, error) {
+func openBlobs(ctx context.Context, cfg BlobsConfig, log *slog.Logger, reg prometheus.Registerer) (storage.Blobs, error) {
 	switch cfg.Kind {
 	case "s3":
 		c := cfg.S3
 		c.Logger = log.With("role", "blobs")
+		c.Registerer = reg
 		st, err := s3.New(ctx, c)
 		if err != nil {
 			return nil, fmt.Errorf("opening S3 blob store %s/%s: %w", c.Endpoint, c.Bucket, err)

@@ -73,7 +73,34 @@ func TestEndToEnd(t *testing.T) {
 		if dl := deadLetters(t, n); len(dl) != 0 {
 			t.Fatalf("%d dead letters from a well-behaved Source, first: %s %v", len(dl), dl[0].Reason, dl[0].Evidence)
 		}
+		if cfg.Blobs.Kind == "s3" {
+			checkBatched(t, n)
+		}
 	})
+}
+
+// checkBatched checks, in the node's metrics, that small blobs committed
+// together went to MinIO in batches, every one of them confirmed.
+func checkBatched(t *testing.T, n *Node) {
+	t.Helper()
+	fams, err := n.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, f := range fams {
+		for _, m := range f.GetMetric() {
+			name := f.GetName()
+			for _, l := range m.GetLabel() {
+				name += "/" + l.GetValue()
+			}
+			got[name] = m.GetCounter().GetValue() + m.GetGauge().GetValue()
+		}
+	}
+	if got["viaduct_s3_batching"] != 1 || got["viaduct_s3_batches_total/confirmed"] == 0 || got["viaduct_s3_batches_total/resent"] != 0 {
+		t.Errorf("batching %v, batches confirmed %v, resent %v: want batches on, some confirmed, none resent",
+			got["viaduct_s3_batching"], got["viaduct_s3_batches_total/confirmed"], got["viaduct_s3_batches_total/resent"])
+	}
 }
 
 // checkMirror compares the catalog's collection name with the Source: every

@@ -114,7 +114,7 @@ func Start(ctx context.Context, cfg Config, opts Options) (n *Node, err error) {
 	if n.q, err = queue.Open(ctx, qcfg, log.With("role", "queue")); err != nil {
 		return n, fmt.Errorf("opening queue: %w", err)
 	}
-	if n.blobs, err = openBlobs(ctx, cfg.Blobs, log); err != nil {
+	if n.blobs, err = openBlobs(ctx, cfg.Blobs, log, n.reg); err != nil {
 		return n, err
 	}
 	if n.cat, err = sqlite.Open(ctx, cfg.Catalog.Path, log.With("role", "catalog")); err != nil {

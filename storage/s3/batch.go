@@ -95,6 +95,12 @@ func (b *batcher) put(ctx context.Context, name string, body []byte) error {
 	}
 }
 
+// off sends the blobs queued now, and all after, one by one.
+func (b *batcher) off() {
+	b.on.Store(false)
+	b.s.m.batching.Set(0)
+}
+
 func (b *batcher) acquire() bool {
 	select {
 	case b.slots <- struct{}{}:
@@ -166,12 +172,15 @@ func (b *batcher) send(batch []*held) {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(batch[0].ctx), b.s.stallAfter())
 		err := b.sendTar(ctx, batch)
 		cancel()
+		b.s.m.batchBlobs.Observe(float64(len(batch)))
 		if err == nil {
+			b.s.m.batches.WithLabelValues(batchConfirmed).Inc()
 			for _, h := range batch {
 				h.done <- nil
 			}
 			return
 		}
+		b.s.m.batches.WithLabelValues(batchResent).Inc()
 		b.s.log.Warn("a batch of small blobs was not confirmed; sending them one by one",
 			"bucket", b.s.cfg.Bucket, "endpoint", b.s.cfg.Endpoint, "blobs", len(batch), "err", err)
 	}
@@ -209,7 +218,7 @@ func (b *batcher) sendTar(ctx context.Context, batch []*held) error {
 	oi, err := s.client.StatObject(ctx, s.cfg.Bucket, last.name, minio.StatObjectOptions{})
 	switch {
 	case minio.ToErrorResponse(err).Code == minio.NoSuchKey:
-		b.on.Store(false)
+		b.off()
 		if rerr := s.client.RemoveObject(ctx, s.cfg.Bucket, name, minio.RemoveObjectOptions{}); rerr != nil {
 			s.log.Warn("removing a batch the server stored as it is", "bucket", s.cfg.Bucket, "object", name, "err", rerr)
 		}
@@ -220,7 +229,7 @@ func (b *batcher) sendTar(ctx context.Context, batch []*held) error {
 		return fmt.Errorf("%s holds %d bytes after its batch, %d were sent", last.name, oi.Size, len(last.body))
 	}
 	if skew := time.Since(oi.LastModified).Abs(); skew > batchClockSkew {
-		b.on.Store(false)
+		b.off()
 		return fmt.Errorf("the server dated %s %s, %s from this node's clock: small blobs go one by one from now on", last.name, oi.LastModified.Format(time.RFC3339), skew.Round(time.Second))
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +19,8 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/viaduct-mirror/viaduct/storage/storagetest"
 )
@@ -130,6 +133,7 @@ func TestBatchesGatherConcurrentCommits(t *testing.T) {
 	if m := seen.most.Load(); m > 2 {
 		t.Errorf("%d batches reached the server at once, want at most 2", m)
 	}
+	wantCounts(t, s, 7, 0, 0, 1)
 	if keys[100] != keys[3] {
 		t.Errorf("the same bytes committed as %s and %s", keys[3], keys[100])
 	}
@@ -151,6 +155,25 @@ func TestBatchesGatherConcurrentCommits(t *testing.T) {
 	storagetest.Put(t, s, []byte("alone"))
 	if b, p := seen.batches.Load(), seen.puts.Load(); b != 0 || p != 1 {
 		t.Errorf("a lone commit cost %d batches and %d PUTs, want one PUT", b, p)
+	}
+	wantCounts(t, s, 7, 0, 1, 1)
+}
+
+// wantCounts checks the store's metrics, as the node's /metrics shows
+// them: batches confirmed and resent, small blobs sent in a PUT of their
+// own, and whether batches are on.
+func wantCounts(t *testing.T, s *Store, confirmed, resent, puts, batching float64) {
+	t.Helper()
+	var got []float64
+	for _, c := range []prometheus.Metric{s.m.batches.WithLabelValues(batchConfirmed), s.m.batches.WithLabelValues(batchResent), s.m.puts, s.m.batching} {
+		var m dto.Metric
+		if err := c.Write(&m); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, m.GetCounter().GetValue()+m.GetGauge().GetValue())
+	}
+	if want := []float64{confirmed, resent, puts, batching}; !slices.Equal(got, want) {
+		t.Errorf("batches confirmed, resent, small PUTs, batching: %v, want %v", got, want)
 	}
 }
 
@@ -190,6 +213,7 @@ func TestBatchChangedOnTheWay(t *testing.T) {
 	if !s.batches.on.Load() {
 		t.Error("batches were turned off by a batch changed on the way")
 	}
+	wantCounts(t, s, 2, 1, 10, 1)
 	wantNoTemporaries(t, s)
 }
 
@@ -257,6 +281,7 @@ func TestNoBatchesWhereTheServerDoesNotUnpack(t *testing.T) {
 	if p, b := seen.puts.Load(), seen.batches.Load(); p != 20 || b != 0 {
 		t.Errorf("20 commits cost %d PUTs and %d batches, want 20 PUTs", p, b)
 	}
+	wantCounts(t, s, 0, 0, 20, 0)
 	for i, key := range keys {
 		if got := storagetest.Get(t, s, key); !bytes.Equal(got, in[i]) {
 			t.Errorf("blob %d reads %q", i, got)
@@ -290,6 +315,7 @@ func TestBatchesStopWhenTheServerStopsUnpacking(t *testing.T) {
 	if b, p := seen.batches.Load(), seen.puts.Load(); b != 1 || p != 24 {
 		t.Errorf("%d batches and %d single PUTs, want the first batch only, then 24 PUTs", b, p)
 	}
+	wantCounts(t, s, 0, 1, 24, 0)
 	for i, key := range keys {
 		if got := storagetest.Get(t, s, key); !bytes.Equal(got, in[i]) {
 			t.Errorf("blob %d reads %q", i, got)

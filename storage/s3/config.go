@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/minio/minio-go/v7/pkg/s3utils"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Config says which bucket holds the blobs and how to reach it.
@@ -77,6 +78,8 @@ type Config struct {
 	// PutsAtOnce while batches are on: MinIO stores up to 16 objects of a
 	// batch at once. Default 4.
 	BatchesAtOnce int `yaml:"batches_at_once"`
+	// Registerer receives the store's metrics; nil registers none.
+	Registerer prometheus.Registerer `yaml:"-"`
 	// Logger receives what the store cannot return, such as a temporary
 	// object it failed to remove. Default: discarded.
 	Logger *slog.Logger `yaml:"-"`

@@ -27,6 +27,7 @@ type Store struct {
 	// batches sends small blobs together (Config.BatchPuts); nil when
 	// they go one by one.
 	batches *batcher
+	m       *metrics
 }
 
 // uploadStall is how long a streamed upload may make no progress (the
@@ -69,7 +70,11 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("s3 endpoint %s: %w", cfg.Endpoint, err)
 	}
-	s := &Store{client: client, cfg: cfg, log: cfg.Logger, puts: make(chan struct{}, cfg.PutsAtOnce)}
+	m, err := newMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{client: client, cfg: cfg, log: cfg.Logger, puts: make(chan struct{}, cfg.PutsAtOnce), m: m}
 	if err := s.ensureBucket(ctx); err != nil {
 		return nil, err
 	}
@@ -87,6 +92,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		} else {
 			b.on.Store(true)
 			s.batches = b
+			m.batching.Set(1)
 		}
 	}
 	return s, nil

@@ -221,6 +221,7 @@ func (s *Store) putOne(ctx context.Context, name string, body []byte) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	s.m.puts.Inc()
 	_, err := s.client.PutObject(ctx, s.cfg.Bucket, name, bytes.NewReader(body), int64(len(body)), opts)
 	return err
 }
