@@ -102,6 +102,16 @@ func commitQueued(t *testing.T, s *Store, bodies [][]byte) []string {
 	return keys
 }
 
+// wantStored checks that each key's blob holds its body.
+func wantStored(t *testing.T, s *Store, keys []string, in [][]byte) {
+	t.Helper()
+	for i, key := range keys {
+		if got := storagetest.Get(t, s, key); !bytes.Equal(got, in[i]) {
+			t.Errorf("blob %d (%s) reads %q, want %q", i, key, got, in[i])
+		}
+	}
+}
+
 func bodies(n int, prefix string) [][]byte {
 	out := make([][]byte, n)
 	for i := range out {
@@ -137,11 +147,7 @@ func TestBatchesGatherConcurrentCommits(t *testing.T) {
 	if keys[100] != keys[3] {
 		t.Errorf("the same bytes committed as %s and %s", keys[3], keys[100])
 	}
-	for i, key := range keys {
-		if got := storagetest.Get(t, s, key); !bytes.Equal(got, in[i]) {
-			t.Errorf("blob %d (%s) reads %q, want %q", i, key, got, in[i])
-		}
-	}
+	wantStored(t, s, keys, in)
 	for _, key := range []string{keys[0], keys[99]} {
 		at := listed(t, s, key).ModTime
 		if at.Before(start.Add(-time.Minute)) || at.After(time.Now().Add(time.Minute)) {
@@ -205,11 +211,7 @@ func TestBatchChangedOnTheWay(t *testing.T) {
 	if b, p := seen.batches.Load(), seen.puts.Load(); b != 3 || p != 10 {
 		t.Errorf("30 commits with one batch changed on the way: %d batches and %d single PUTs, want 3 batches and the changed one's 10 blobs again", b, p)
 	}
-	for i, key := range keys {
-		if got := storagetest.Get(t, s, key); !bytes.Equal(got, in[i]) {
-			t.Errorf("blob %d (%s) reads %q, want %q", i, key, got, in[i])
-		}
-	}
+	wantStored(t, s, keys, in)
 	if !s.batches.on.Load() {
 		t.Error("batches were turned off by a batch changed on the way")
 	}
@@ -282,11 +284,7 @@ func TestNoBatchesWhereTheServerDoesNotUnpack(t *testing.T) {
 		t.Errorf("20 commits cost %d PUTs and %d batches, want 20 PUTs", p, b)
 	}
 	wantCounts(t, s, 0, 0, 20, 0)
-	for i, key := range keys {
-		if got := storagetest.Get(t, s, key); !bytes.Equal(got, in[i]) {
-			t.Errorf("blob %d reads %q", i, got)
-		}
-	}
+	wantStored(t, s, keys, in)
 }
 
 // TestBatchesStopWhenTheServerStopsUnpacking: a server that unpacked the
@@ -316,10 +314,6 @@ func TestBatchesStopWhenTheServerStopsUnpacking(t *testing.T) {
 		t.Errorf("%d batches and %d single PUTs, want the first batch only, then 24 PUTs", b, p)
 	}
 	wantCounts(t, s, 0, 1, 24, 0)
-	for i, key := range keys {
-		if got := storagetest.Get(t, s, key); !bytes.Equal(got, in[i]) {
-			t.Errorf("blob %d reads %q", i, got)
-		}
-	}
+	wantStored(t, s, keys, in)
 	wantNoTemporaries(t, s)
 }
