@@ -93,6 +93,8 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 			b.on.Store(true)
 			s.batches = b
 			m.batching.Set(1)
+			s.log.Info("the S3 server unpacks batches: small blobs committed together go in batches",
+				"bucket", cfg.Bucket, "endpoint", cfg.Endpoint, "batch_blobs", cfg.BatchBlobs, "batches_at_once", cfg.BatchesAtOnce)
 		}
 	}
 	return s, nil
