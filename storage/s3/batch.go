@@ -95,12 +95,6 @@ func (b *batcher) put(ctx context.Context, name string, body []byte) error {
 	}
 }
 
-// off sends the blobs queued now, and all after, one by one.
-func (b *batcher) off() {
-	b.on.Store(false)
-	b.s.m.batching.Set(0)
-}
-
 func (b *batcher) acquire() bool {
 	select {
 	case b.slots <- struct{}{}:
@@ -218,7 +212,7 @@ func (b *batcher) sendTar(ctx context.Context, batch []*held) error {
 	oi, err := s.client.StatObject(ctx, s.cfg.Bucket, last.name, minio.StatObjectOptions{})
 	switch {
 	case minio.ToErrorResponse(err).Code == minio.NoSuchKey:
-		b.off()
+		b.on.Store(false)
 		if rerr := s.client.RemoveObject(ctx, s.cfg.Bucket, name, minio.RemoveObjectOptions{}); rerr != nil {
 			s.log.Warn("removing a batch the server stored as it is", "bucket", s.cfg.Bucket, "object", name, "err", rerr)
 		}
@@ -229,7 +223,7 @@ func (b *batcher) sendTar(ctx context.Context, batch []*held) error {
 		return fmt.Errorf("%s holds %d bytes after its batch, %d were sent", last.name, oi.Size, len(last.body))
 	}
 	if skew := time.Since(oi.LastModified).Abs(); skew > batchClockSkew {
-		b.off()
+		b.on.Store(false)
 		return fmt.Errorf("the server dated %s %s, %s from this node's clock: small blobs go one by one from now on", last.name, oi.LastModified.Format(time.RFC3339), skew.Round(time.Second))
 	}
 	return nil

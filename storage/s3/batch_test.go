@@ -20,8 +20,8 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 
+	"github.com/viaduct-mirror/viaduct/internal/testutil"
 	"github.com/viaduct-mirror/viaduct/storage/storagetest"
 )
 
@@ -66,7 +66,7 @@ func (c *requests) reset() {
 func commitQueued(t *testing.T, s *Store, bodies [][]byte) []string {
 	t.Helper()
 	b := s.batches
-	if b == nil || !b.on.Load() {
+	if !b.on.Load() {
 		t.Fatal("the store sends no batches")
 	}
 	for range cap(b.slots) {
@@ -129,7 +129,7 @@ func TestBatchesGatherConcurrentCommits(t *testing.T) {
 	srv := startServer(t)
 	var seen requests
 	front := watchedProxy(t, srv, seen.watch)
-	s := storeThrough(t, srv, front, func(c *Config) { c.BatchBlobs, c.BatchesAtOnce = 16, 2 })
+	s := storeThrough(t, srv, front, withRegistry, func(c *Config) { c.BatchBlobs, c.BatchesAtOnce = 16, 2 })
 	in := bodies(100, "batched blob")
 	in = append(in, in[3]) // the same bytes twice
 	seen.reset()
@@ -165,18 +165,31 @@ func TestBatchesGatherConcurrentCommits(t *testing.T) {
 	wantCounts(t, s, 7, 0, 1, 1)
 }
 
+// withRegistry gives the store a registry of its own, which wantCounts
+// reads.
+func withRegistry(c *Config) { c.Registerer = prometheus.NewRegistry() }
+
 // wantCounts checks the store's metrics, as the node's /metrics shows
 // them: batches confirmed and resent, small blobs sent in a PUT of their
 // own, and whether batches are on.
 func wantCounts(t *testing.T, s *Store, confirmed, resent, puts, batching float64) {
 	t.Helper()
+	reg := s.cfg.Registerer.(prometheus.Gatherer)
 	var got []float64
-	for _, c := range []prometheus.Metric{s.m.batches.WithLabelValues(batchConfirmed), s.m.batches.WithLabelValues(batchResent), s.m.puts, s.m.batching} {
-		var m dto.Metric
-		if err := c.Write(&m); err != nil {
-			t.Fatal(err)
+	for _, m := range []struct {
+		name   string
+		labels map[string]string
+	}{
+		{"viaduct_s3_batches_total", map[string]string{"outcome": batchConfirmed}},
+		{"viaduct_s3_batches_total", map[string]string{"outcome": batchResent}},
+		{"viaduct_s3_small_puts_total", nil},
+		{"viaduct_s3_batching", nil},
+	} {
+		v, ok := testutil.Metric(t, reg, m.name, m.labels)
+		if !ok {
+			t.Fatalf("%s%v is not registered", m.name, m.labels)
 		}
-		got = append(got, m.GetCounter().GetValue()+m.GetGauge().GetValue())
+		got = append(got, v)
 	}
 	if want := []float64{confirmed, resent, puts, batching}; !slices.Equal(got, want) {
 		t.Errorf("batches confirmed, resent, small PUTs, batching: %v, want %v", got, want)
@@ -200,7 +213,7 @@ func TestBatchChangedOnTheWay(t *testing.T) {
 		}
 		seen.watch(r, forward)
 	})
-	s := storeThrough(t, srv, front, func(c *Config) { c.BatchBlobs, c.BatchesAtOnce = 10, 1 })
+	s := storeThrough(t, srv, front, withRegistry, func(c *Config) { c.BatchBlobs, c.BatchesAtOnce = 10, 1 })
 	in := bodies(30, "tampered batch")
 	seen.reset()
 	armed.Store(true)
@@ -259,12 +272,13 @@ func TestNoBatchesWhereTheServerDoesNotUnpack(t *testing.T) {
 	off := new(atomic.Bool)
 	off.Store(true)
 	cfg := srv.config()
+	withRegistry(&cfg)
 	cfg.Endpoint = notUnpacking(t, srv, &seen, off)
 	s, err := New(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.batches != nil {
+	if s.batches.on.Load() {
 		t.Fatal("batches on with a server that stores a tar as it is")
 	}
 	wantNoTemporaries(t, s)
@@ -297,6 +311,7 @@ func TestBatchesStopWhenTheServerStopsUnpacking(t *testing.T) {
 	var seen requests
 	off := new(atomic.Bool)
 	cfg := srv.config()
+	withRegistry(&cfg)
 	cfg.Endpoint = notUnpacking(t, srv, &seen, off)
 	cfg.BatchBlobs, cfg.BatchesAtOnce = 8, 1
 	s, err := New(context.Background(), cfg)

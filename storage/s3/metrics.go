@@ -11,7 +11,7 @@ import (
 type metrics struct {
 	batches    *prometheus.CounterVec
 	batchBlobs prometheus.Histogram
-	batching   prometheus.Gauge
+	batching   prometheus.GaugeFunc
 	puts       prometheus.Counter
 }
 
@@ -21,15 +21,23 @@ const (
 	batchResent    = "resent"    // not confirmed: its blobs sent again one by one
 )
 
-func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+// newMetrics makes the store's metrics; batching reports whether batches
+// are on, read at each scrape.
+func newMetrics(reg prometheus.Registerer, batching func() bool) (*metrics, error) {
 	const ns, sub = "viaduct", "s3"
 	m := &metrics{
 		batches: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "batches_total",
 			Help: "Batches of small blobs sent as one tar for the server to unpack, by outcome: confirmed, or resent blob by blob."}, []string{"outcome"}),
 		batchBlobs: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "batch_blobs",
 			Help: "Blobs per batch sent as one tar.", Buckets: prometheus.ExponentialBuckets(2, 2, 9)}),
-		batching: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "batching",
-			Help: "1 while small blobs committed together go in batches, 0 when each goes in a PUT of its own (batch_puts off, or the server does not unpack them)."}),
+		batching: prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "batching",
+			Help: "1 while small blobs committed together go in batches, 0 when each goes in a PUT of its own (batch_puts off, or the server does not unpack them)."},
+			func() float64 {
+				if batching() {
+					return 1
+				}
+				return 0
+			}),
 		puts: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "small_puts_total",
 			Help: "Small blobs sent in a PUT of their own: committed alone, with batches off, or resent from a batch not confirmed."}),
 	}

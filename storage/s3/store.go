@@ -24,8 +24,7 @@ type Store struct {
 	log    *slog.Logger
 	stall  time.Duration // 0: uploadStall
 	puts   chan struct{} // a slot for each single PUT under way (Config.PutsAtOnce)
-	// batches sends small blobs together (Config.BatchPuts); nil when
-	// they go one by one.
+	// batches sends small blobs together while it is on (Config.BatchPuts).
 	batches *batcher
 	m       *metrics
 }
@@ -70,11 +69,8 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("s3 endpoint %s: %w", cfg.Endpoint, err)
 	}
-	m, err := newMetrics(cfg.Registerer)
-	if err != nil {
-		return nil, err
-	}
-	s := &Store{client: client, cfg: cfg, log: cfg.Logger, puts: make(chan struct{}, cfg.PutsAtOnce), m: m}
+	s := &Store{client: client, cfg: cfg, log: cfg.Logger, puts: make(chan struct{}, cfg.PutsAtOnce)}
+	s.batches = newBatcher(s)
 	if err := s.ensureBucket(ctx); err != nil {
 		return nil, err
 	}
@@ -82,20 +78,20 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, err
 	}
 	if cfg.BatchPuts == BatchAuto {
-		b := newBatcher(s)
-		if err := b.probe(ctx); err != nil {
+		if err := s.batches.probe(ctx); err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
 			s.log.Info("the S3 server does not unpack batches: one PUT per small blob",
 				"bucket", cfg.Bucket, "endpoint", cfg.Endpoint, "reason", err)
 		} else {
-			b.on.Store(true)
-			s.batches = b
-			m.batching.Set(1)
+			s.batches.on.Store(true)
 			s.log.Info("the S3 server unpacks batches: small blobs committed together go in batches",
 				"bucket", cfg.Bucket, "endpoint", cfg.Endpoint, "batch_blobs", cfg.BatchBlobs, "batches_at_once", cfg.BatchesAtOnce)
 		}
+	}
+	if s.m, err = newMetrics(cfg.Registerer, s.batches.on.Load); err != nil {
+		return nil, err
 	}
 	return s, nil
 }

@@ -192,8 +192,8 @@ func (w *writer) Commit(ctx context.Context) (string, error) {
 // PUT of its own.
 func (w *writer) putSmall(ctx context.Context, key string) error {
 	defer func() { w.buf = nil }()
-	if b := w.s.batches; b != nil && b.on.Load() {
-		return b.put(ctx, w.s.blobName(key), w.buf)
+	if w.s.batches.on.Load() {
+		return w.s.batches.put(ctx, w.s.blobName(key), w.buf)
 	}
 	return w.s.putOne(ctx, w.s.blobName(key), w.buf)
 }
