@@ -83,23 +83,11 @@ func TestEndToEnd(t *testing.T) {
 // together went to MinIO in batches, every one of them confirmed.
 func checkBatched(t *testing.T, n *Node) {
 	t.Helper()
-	fams, err := n.reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]float64{}
-	for _, f := range fams {
-		for _, m := range f.GetMetric() {
-			name := f.GetName()
-			for _, l := range m.GetLabel() {
-				name += "/" + l.GetValue()
-			}
-			got[name] = m.GetCounter().GetValue() + m.GetGauge().GetValue()
-		}
-	}
-	if got["viaduct_s3_batching"] != 1 || got["viaduct_s3_batches_total/confirmed"] == 0 || got["viaduct_s3_batches_total/resent"] != 0 {
-		t.Errorf("batching %v, batches confirmed %v, resent %v: want batches on, some confirmed, none resent",
-			got["viaduct_s3_batching"], got["viaduct_s3_batches_total/confirmed"], got["viaduct_s3_batches_total/resent"])
+	on, _ := metricValue(t, n, "viaduct_s3_batching", nil)
+	confirmed, _ := metricValue(t, n, "viaduct_s3_batches_total", map[string]string{"outcome": "confirmed"})
+	resent, _ := metricValue(t, n, "viaduct_s3_batches_total", map[string]string{"outcome": "resent"})
+	if on != 1 || confirmed == 0 || resent != 0 {
+		t.Errorf("batching %v, batches confirmed %v, resent %v: want batches on, some confirmed, none resent", on, confirmed, resent)
 	}
 }
 
