@@ -49,6 +49,10 @@ type batcher struct {
 
 	mu    sync.Mutex
 	queue []*held
+
+	// queued, when tests set it, is told the queue's length after each
+	// commit joins it.
+	queued func(int)
 }
 
 // held is a small blob waiting for its batch.
@@ -80,7 +84,11 @@ func (b *batcher) put(ctx context.Context, name string, body []byte) error {
 	h := &held{ctx: ctx, name: name, body: body, done: make(chan error, 1)}
 	b.mu.Lock()
 	b.queue = append(b.queue, h)
+	n := len(b.queue)
 	b.mu.Unlock()
+	if b.queued != nil {
+		b.queued(n)
+	}
 	if b.acquire() {
 		go b.run()
 	}
