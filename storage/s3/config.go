@@ -74,9 +74,10 @@ type Config struct {
 	// BatchBlobs is the most blobs one batch holds. A batch is a copy of
 	// its blobs' bytes, at most PartSize past its first blob. Default 64.
 	BatchBlobs int `yaml:"batch_blobs"`
-	// BatchesAtOnce is how many batches a node sends at once, in place of
-	// PutsAtOnce while batches are on: MinIO stores up to 16 objects of a
-	// batch at once. Default 4.
+	// BatchesAtOnce is how many batches a node sends at once: MinIO
+	// stores up to 16 objects of a batch at once. A lone commit goes out
+	// in one of these slots too, and the blobs of a batch sent again one
+	// by one within PutsAtOnce. Default 4.
 	BatchesAtOnce int `yaml:"batches_at_once"`
 	// Registerer receives the store's metrics; nil registers none.
 	Registerer prometheus.Registerer `yaml:"-"`

@@ -30,11 +30,16 @@
 // stores the tar as it is (AWS S3, Ceph RGW) gets one PUT per blob, and
 // so do the blobs of a batch the server later stores as it is.
 //
-// Without batches, at most Config.PutsAtOnce single PUTs are under way
-// at once; a commit past them waits for one to end.
+// At most Config.PutsAtOnce single PUTs are under way at once, batches on
+// or off (the blobs of a batch sent again one by one count among them); a
+// commit past them waits for one to end.
 //
-// Memory per writer is bounded by the larger of SinglePutSize and PartSize.
-// A committed blob's bytes never change: a small blob committed again is
+// Memory per writer is bounded by the larger of SinglePutSize and PartSize,
+// and each batch under way holds a copy of its blobs, at most PartSize past
+// the first. A committed blob's bytes never change, but for one window: a
+// batch whose bytes changed on the way may overwrite a blob stored already
+// until its resend, moments later, puts the right bytes back (see
+// docs/configuration.md, "S3 batches"). A small blob committed again is
 // PUT again with the same bytes under the same key, which also moves its
 // time (the touch of storage.Sweeper); a larger one is touched, not copied
 // again. Temporaries a crash leaves behind are removed by New once they
