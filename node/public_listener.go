@@ -15,13 +15,17 @@ import (
 // connLimiter is the public listener: it bounds the connections open in
 // total and per client address, and gives every write a deadline. It never
 // stops accepting: past max, a new connection takes the place of the
-// longest idle one (accepted or kept alive, no request in flight), so idle
-// connections, however many, cannot lock out a Destination with a request
-// to make, and the process stays under its open-file limit. A connection
-// idle for less than evictGrace is not taken: one just accepted has sent
-// its request, which the server has not read yet. A connection refused
-// (no room, or its client at its bound) is answered 503 with Retry-After
-// before it is closed, as a request refused for max_expensive is.
+// longest silent one (accepted or kept alive, no request in flight, and
+// nothing of a request sent: no byte read by the server since it became
+// idle and none waiting in the socket), so idle connections, however many
+// and however new, cannot lock out a Destination with a request to make,
+// and the process stays under its open-file limit. Whether bytes wait is
+// asked of the kernel (pending), not guessed from an age: a connection
+// whose request has arrived but is not read yet is never taken, one that
+// has said nothing is taken oldest first. A connection refused (no silent
+// one to replace, or its client at its bound) is answered 503 with
+// Retry-After before it is closed, as a request refused for max_expensive
+// is.
 type connLimiter struct {
 	net.Listener
 	max, perClient int
@@ -39,9 +43,6 @@ type connLimiter struct {
 }
 
 const (
-	// evictGrace is how long a connection must have been idle for a new
-	// one to take its place.
-	evictGrace = time.Second
 	// maxLingering bounds the refused connections answered at once, so
 	// that a flood of them holds a bounded number of files.
 	maxLingering = 64
@@ -50,8 +51,11 @@ const (
 	lingerFor = time.Second
 )
 
-// limitedConn is one accepted connection; idle and since are guarded by
-// the limiter's mu.
+// limitedConn is one accepted connection; idle, since and dropped are
+// guarded by the limiter's mu. heard is set by the server's reads (without
+// the lock: it is on the path of every request) and cleared when the
+// connection becomes idle, so a request the server has begun to read, but
+// not yet reported active, is not taken for silence.
 type limitedConn struct {
 	net.Conn
 	l       *connLimiter
@@ -59,6 +63,7 @@ type limitedConn struct {
 	idle    bool
 	since   time.Time
 	dropped bool
+	heard   atomic.Bool
 }
 
 func (l *connLimiter) Accept() (net.Conn, error) {
@@ -88,7 +93,7 @@ func (l *connLimiter) admit(conn net.Conn) *limitedConn {
 	}
 	var victim *limitedConn
 	if len(l.conns) >= l.max {
-		if victim = l.oldestIdle(time.Now().Add(-evictGrace)); victim == nil {
+		if victim = l.oldestSilent(); victim == nil {
 			l.mu.Unlock()
 			l.refuse(conn, "full")
 			return nil
@@ -155,16 +160,25 @@ const maxRefusedHead = 16 << 10
 
 const refusedBody = "too many connections; retry later\n"
 
-// oldestIdle is the connection idle the longest, and since before
-// idleBefore; nil if none is. mu held.
-func (l *connLimiter) oldestIdle(idleBefore time.Time) *limitedConn {
-	var best *limitedConn
-	for c := range l.conns {
-		if c.idle && c.since.Before(idleBefore) && (best == nil || c.since.Before(best.since)) {
-			best = c
+// oldestSilent is the connection idle the longest that has sent nothing
+// of a request; nil if none has. A connection found with bytes waiting is
+// passed over and the next oldest asked, so the cost is one scan per
+// request waiting unread, which the server is about to take anyway. mu
+// held.
+func (l *connLimiter) oldestSilent() *limitedConn {
+	passed := map[*limitedConn]bool{}
+	for {
+		var best *limitedConn
+		for c := range l.conns {
+			if c.idle && !passed[c] && !c.heard.Load() && (best == nil || c.since.Before(best.since)) {
+				best = c
+			}
 		}
+		if best == nil || !pending(best.Conn) {
+			return best
+		}
+		passed[best] = true
 	}
-	return best
 }
 
 // dropLocked forgets c; mu held.
@@ -190,6 +204,7 @@ func (l *connLimiter) state(conn net.Conn, s http.ConnState) {
 	switch s {
 	case http.StateNew, http.StateIdle:
 		c.idle, c.since = true, time.Now()
+		c.heard.Store(false)
 	case http.StateActive:
 		c.idle = false
 	case http.StateHijacked, http.StateClosed:
@@ -202,6 +217,15 @@ func (l *connLimiter) open() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.conns)
+}
+
+// Read marks the connection heard once the server has read any of it.
+func (c *limitedConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.heard.Store(true)
+	}
+	return n, err
 }
 
 // Write gives each write writeTimeout: a client that reads slowly but
