@@ -18,10 +18,10 @@ import (
 	"time"
 
 	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/internal/testutil"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
-	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 )
 
 // benchBodies is a Source of n distinct 1 KiB bitstreams at /res/<i>,
@@ -99,7 +99,7 @@ func BenchmarkBaseline(b *testing.B) {
 				b.StopTimer()
 				q := startQueue(b)
 				store, _ := dirStore(b)
-				cat, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "catalog.db"), nil)
+				cat, err := catalog.Open(context.Background(), filepath.Join(b.TempDir(), "catalog.db"), nil)
 				if err != nil {
 					b.Fatal(err)
 				}

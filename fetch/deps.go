@@ -6,10 +6,10 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 	"github.com/viaduct-mirror/viaduct/storage"
-	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 	"github.com/viaduct-mirror/viaduct/upstream"
 )
 
@@ -40,14 +40,14 @@ type Releaser interface {
 }
 
 // Catalog is what the workers ask the node's catalog before fetching:
-// whether the copy is already held, by URI or by hash. *sqlite.Catalog is
+// whether the copy is already held, by URI or by hash. *catalog.Catalog is
 // the real one. Lookup reads only the columns a worker compares, and
 // reports a missing row (every change of a first baseline) as not found
 // rather than as an error; HeldByHash returns an error wrapping
-// sqlite.ErrNotFound when nothing matches.
+// catalog.ErrNotFound when nothing matches.
 type Catalog interface {
-	Lookup(ctx context.Context, collection, uri string) (l sqlite.Lookup, found bool, err error)
-	HeldByHash(ctx context.Context, source string, hs resourcesync.Hashes, length *int64) (*sqlite.Resource, error)
+	Lookup(ctx context.Context, collection, uri string) (l catalog.Lookup, found bool, err error)
+	HeldByHash(ctx context.Context, source string, hs resourcesync.Hashes, length *int64) (*catalog.Resource, error)
 }
 
 var (
@@ -55,7 +55,7 @@ var (
 	_ Publisher      = (*queue.Queue)(nil)
 	_ AsyncPublisher = (*queue.Queue)(nil)
 	_ Releaser       = (*queue.ChangeStream)(nil)
-	_ Catalog        = (*sqlite.Catalog)(nil)
+	_ Catalog        = (*catalog.Catalog)(nil)
 )
 
 // Deps are the parts a Pool works with.

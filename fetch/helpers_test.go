@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/internal/testutil"
 	"github.com/viaduct-mirror/viaduct/internal/testutil/simtest"
 	"github.com/viaduct-mirror/viaduct/queue"
@@ -19,7 +20,6 @@ import (
 	"github.com/viaduct-mirror/viaduct/sim"
 	"github.com/viaduct-mirror/viaduct/storage"
 	"github.com/viaduct-mirror/viaduct/storage/dir"
-	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 	"github.com/viaduct-mirror/viaduct/upstream"
 )
 
@@ -262,16 +262,16 @@ func testLogger(t testing.TB) *slog.Logger {
 // node keeps it, for the rest of the test.
 // caughtUp is a condition for eventually: n events on EVENTS, all of them
 // applied to cat, and no change left on CHANGES.
-func caughtUp(t testing.TB, q *queue.Queue, cat *sqlite.Catalog, n int) func() bool {
+func caughtUp(t testing.TB, q *queue.Queue, cat *catalog.Catalog, n int) func() bool {
 	return func() bool {
 		last, err := cat.LastApplied(context.Background())
 		return err == nil && last == uint64(n) && len(events(t, q)) == n && streamMsgs(t, q, queue.StreamChanges) == 0
 	}
 }
 
-func appliedCatalog(t testing.TB, q *queue.Queue) *sqlite.Catalog {
+func appliedCatalog(t testing.TB, q *queue.Queue) *catalog.Catalog {
 	t.Helper()
-	cat, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "catalog.db"), nil)
+	cat, err := catalog.Open(context.Background(), filepath.Join(t.TempDir(), "catalog.db"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 	"github.com/viaduct-mirror/viaduct/storage"
-	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 )
 
 // Reasons a change is handled without fetching its bitstream.
@@ -96,9 +96,9 @@ func (p *Pool) skip(ctx context.Context, c *viaduct.Change, fresh bool) (*viaduc
 
 // heldByHash asks the catalog, if there is one, for a copy of the Source
 // with the declared hash and length.
-func (p *Pool) heldByHash(ctx context.Context, c *viaduct.Change, fresh bool) (*sqlite.Resource, error) {
+func (p *Pool) heldByHash(ctx context.Context, c *viaduct.Change, fresh bool) (*catalog.Resource, error) {
 	if p.deps.Catalog == nil || fresh {
-		return nil, sqlite.ErrNotFound
+		return nil, catalog.ErrNotFound
 	}
 	return p.deps.Catalog.HeldByHash(ctx, c.Source, c.Hash, c.Length)
 }
@@ -130,10 +130,10 @@ func (p *Pool) deleted(ctx context.Context, c *viaduct.Change) (*viaduct.Event, 
 
 // superseded reports whether the catalog already has a later statement
 // of the Source about the resource than c: the catalog would ignore c's
-// event (it places c before the row's order, see sqlite.ApplyBatch), and
+// event (it places c before the row's order, see catalog.ApplyBatch), and
 // its bitstream is no longer what c describes. It is only a shortcut: the
 // catalog decides the same on every node, from the events.
-func superseded(c *viaduct.Change, l *sqlite.Lookup) bool {
+func superseded(c *viaduct.Change, l *catalog.Lookup) bool {
 	t := orderOf(c)
 	return !t.IsZero() && l.Order.After(t)
 }
@@ -151,7 +151,7 @@ func orderOf(c *viaduct.Change) time.Time {
 // sameContent reports whether what the Source declared agrees with the
 // held copy: at least one declared digest the catalog keeps (md5,
 // sha-256), all of them equal, the length if declared, the type if declared.
-func sameContent(c *viaduct.Change, l *sqlite.Lookup) bool {
+func sameContent(c *viaduct.Change, l *catalog.Lookup) bool {
 	if c.Hash.Get(resourcesync.SHA256) == "" && c.Hash.Get(resourcesync.MD5) == "" {
 		return false
 	}

@@ -9,22 +9,22 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/storage"
-	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 )
 
 // Catalog is what a collection reads references from and applies
-// retention to. *sqlite.Catalog is one.
+// retention to. *catalog.Catalog is one.
 type Catalog interface {
 	// BlobRefs names every blob the catalog refers to, from one
 	// snapshot, and returns that snapshot's EVENTS sequence.
 	BlobRefs(ctx context.Context, fn func(sha256 string) error) (seq uint64, err error)
 	// Prune removes change-log entries and deleted resources before
-	// cutoff (see sqlite.Catalog.Prune).
-	Prune(ctx context.Context, cutoff time.Time, align time.Duration) (sqlite.Pruned, error)
+	// cutoff (see catalog.Catalog.Prune).
+	Prune(ctx context.Context, cutoff time.Time, align time.Duration) (catalog.Pruned, error)
 }
 
-var _ Catalog = (*sqlite.Catalog)(nil)
+var _ Catalog = (*catalog.Catalog)(nil)
 
 // Packages is the republisher's dump packages (republish.Dumps): the
 // blobs it serves, and the ZIP keys of the packages it no longer serves,

@@ -19,15 +19,15 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 	"github.com/viaduct-mirror/viaduct/storage"
 	"github.com/viaduct-mirror/viaduct/storage/dir"
-	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 )
 
 // env is a node's catalog and directory store, as the collector sees them.
 type env struct {
-	cat   *sqlite.Catalog
+	cat   *catalog.Catalog
 	store *dir.Store
 	reg   *prometheus.Registry
 	seq   uint64
@@ -37,7 +37,7 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	tmp := t.TempDir()
-	cat, err := sqlite.Open(context.Background(), filepath.Join(tmp, "catalog.db"), nil)
+	cat, err := catalog.Open(context.Background(), filepath.Join(tmp, "catalog.db"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
-	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 )
 
 // baselineRun is what one baseline has gathered: the URIs listed and the
@@ -209,7 +209,7 @@ func (p *pass) compare(ctx context.Context, b *baselineRun, e *resourcesync.Entr
 // differs compares an entry with the resource held, on what the entry
 // states: a digest of an algorithm the catalog keeps, the length, the
 // lastmod.
-func differs(r *sqlite.Lookup, e *resourcesync.Entry) bool {
+func differs(r *catalog.Lookup, e *resourcesync.Entry) bool {
 	if e.MD != nil {
 		if v := e.MD.Hash.Get(resourcesync.SHA256); v != "" && r.SHA256 != "" && v != r.SHA256 {
 			return true
@@ -231,7 +231,7 @@ func differs(r *sqlite.Lookup, e *resourcesync.Entry) bool {
 func (p *pass) deleteMissing(ctx context.Context, uri string, b *baselineRun) error {
 	var perr error
 	q := p.newBatch()
-	err := p.h.deps.Held.SourceHeld(ctx, p.src.Name, p.src.Collection, func(r *sqlite.HeldEntry) error {
+	err := p.h.deps.Held.SourceHeld(ctx, p.src.Name, p.src.Collection, func(r *catalog.HeldEntry) error {
 		if b.seen.has(r.URI) {
 			return nil
 		}

@@ -9,9 +9,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
-	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 )
 
 // DeadLetters is the dead-letter stream as the harvester uses it: after a
@@ -167,7 +167,7 @@ func (p *pass) comeBack(ctx context.Context, d queue.DeadLetter) (outcome, examp
 // does. The rule is the fetch workers' (a statement about the resource
 // placed after c's, see docs/fetching.md): dropping here only saves the
 // round through the queue.
-func supersededBy(c *viaduct.Change, l *sqlite.Lookup, found bool) string {
+func supersededBy(c *viaduct.Change, l *catalog.Lookup, found bool) string {
 	if !found {
 		return ""
 	}

@@ -7,9 +7,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/storage"
-	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 	"github.com/viaduct-mirror/viaduct/upstream"
 )
 
@@ -33,10 +33,10 @@ type Leases interface {
 type Held interface {
 	// Lookup reads the few columns a baseline compares an entry with;
 	// found is false when the catalog has no row of uri.
-	Lookup(ctx context.Context, collection, uri string) (l sqlite.Lookup, found bool, err error)
+	Lookup(ctx context.Context, collection, uri string) (l catalog.Lookup, found bool, err error)
 	// SourceHeld walks what is held from source in collection
-	// (sqlite.Catalog.SourceHeld).
-	SourceHeld(ctx context.Context, source, collection string, fn func(*sqlite.HeldEntry) error) error
+	// (catalog.Catalog.SourceHeld).
+	SourceHeld(ctx context.Context, source, collection string, fn func(*catalog.HeldEntry) error) error
 }
 
 // Publisher queues Changes durably: when PublishChange returns nil the
@@ -85,7 +85,7 @@ type Deps struct {
 
 // The catalog and the queue are what New is given in production.
 var (
-	_ Cursors   = (*sqlite.Catalog)(nil)
-	_ Held      = (*sqlite.Catalog)(nil)
+	_ Cursors   = (*catalog.Catalog)(nil)
+	_ Held      = (*catalog.Catalog)(nil)
 	_ Publisher = (*queue.Queue)(nil)
 )

@@ -7,18 +7,18 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 	"github.com/viaduct-mirror/viaduct/sim"
-	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 )
 
 // lookupCounter is the catalog, counting the baseline's lookups.
 type lookupCounter struct {
-	*sqlite.Catalog
+	*catalog.Catalog
 	n atomic.Int64
 }
 
-func (l *lookupCounter) Lookup(ctx context.Context, collection, uri string) (sqlite.Lookup, bool, error) {
+func (l *lookupCounter) Lookup(ctx context.Context, collection, uri string) (catalog.Lookup, bool, error) {
 	l.n.Add(1)
 	return l.Catalog.Lookup(ctx, collection, uri)
 }

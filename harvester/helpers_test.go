@@ -14,12 +14,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/internal/testutil"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/queue/queuetest"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 	"github.com/viaduct-mirror/viaduct/sim"
-	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 	"github.com/viaduct-mirror/viaduct/upstream"
 )
 
@@ -27,7 +27,7 @@ import (
 type env struct {
 	t       *testing.T
 	q       *queue.Queue
-	cat     *sqlite.Catalog
+	cat     *catalog.Catalog
 	ucfg    upstream.Config
 	client  *upstream.Client
 	pub     *countingPublisher
@@ -37,7 +37,7 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	ctx := context.Background()
-	cat, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "catalog.db"), nil)
+	cat, err := catalog.Open(ctx, filepath.Join(t.TempDir(), "catalog.db"), nil)
 	if err != nil {
 		t.Fatalf("open catalog: %v", err)
 	}

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
-	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 	"github.com/viaduct-mirror/viaduct/websub"
 )
 
@@ -123,11 +123,11 @@ func (p *Push) Close() error {
 // SourceBook is the catalog's list of Sources, which tells a node what
 // was configured before it restarted.
 type SourceBook interface {
-	Sources(ctx context.Context) ([]sqlite.Source, error)
-	UpsertSource(ctx context.Context, s sqlite.Source) error
+	Sources(ctx context.Context) ([]catalog.Source, error)
+	UpsertSource(ctx context.Context, s catalog.Source) error
 }
 
-var _ SourceBook = (*sqlite.Catalog)(nil)
+var _ SourceBook = (*catalog.Catalog)(nil)
 
 // Reconcile compares the configured Sources with those the catalog
 // remembers: a Source no longer configured is marked removed and its
@@ -138,7 +138,7 @@ func (p *Push) Reconcile(ctx context.Context, book SourceBook) error {
 		return fmt.Errorf("harvester: reconciling Sources with the catalog: %w", err)
 	}
 	now := time.Now()
-	byName := map[string]sqlite.Source{}
+	byName := map[string]catalog.Source{}
 	for _, s := range known {
 		byName[s.Name] = s
 		if _, ok := p.h.source(s.Name); ok || !s.Removed.IsZero() {
@@ -155,7 +155,7 @@ func (p *Push) Reconcile(ctx context.Context, book SourceBook) error {
 	}
 	for _, s := range p.h.sourceList() {
 		name := s.Name
-		rec := sqlite.Source{Name: name, BaseURI: s.URL, Collection: s.Collection, Added: now}
+		rec := catalog.Source{Name: name, BaseURI: s.URL, Collection: s.Collection, Added: now}
 		if old, ok := byName[name]; ok {
 			rec.Added = old.Added
 		}

@@ -11,8 +11,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/queue"
-	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 )
 
 // Batching bounds of the applier. A batch is written applyBatchDelay
@@ -71,7 +71,7 @@ const (
 // again from EVENTS.
 type applier struct {
 	q      *queue.Queue
-	cat    *sqlite.Catalog
+	cat    *catalog.Catalog
 	log    *slog.Logger
 	tracer trace.Tracer
 	trace  batchTrace // the batch's events' trace contexts
@@ -81,7 +81,7 @@ type applier struct {
 	applied chan<- struct{}
 
 	mu    sync.Mutex
-	batch []sqlite.Applied
+	batch []catalog.Applied
 	timer *time.Timer
 	first time.Time // when the batch's first event came
 	last  time.Time // when its latest event came
@@ -113,7 +113,7 @@ func (a *applier) run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	err = a.q.Events(ctx, last+1, func(ctx context.Context, seq uint64, at time.Time, ev *viaduct.Event) error {
-		return a.add(ctx, cancel, sqlite.Applied{Seq: seq, At: at, Event: ev})
+		return a.add(ctx, cancel, catalog.Applied{Seq: seq, At: at, Event: ev})
 	})
 	a.mu.Lock()
 	if a.timer != nil {
@@ -135,7 +135,7 @@ func (a *applier) run(ctx context.Context) error {
 
 // add queues one event, writing the batch when it is full and arming the
 // timer that writes a partial one.
-func (a *applier) add(ctx context.Context, stop context.CancelFunc, ap sqlite.Applied) error {
+func (a *applier) add(ctx context.Context, stop context.CancelFunc, ap catalog.Applied) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.err != nil {
@@ -325,7 +325,7 @@ func (a *applier) flushLocked(ctx context.Context) (err error) {
 	ctx, span := a.trace.start(ctx, a.tracer, batch, a.links)
 	defer func() { endApplySpan(span, err) }()
 	err = a.cat.ApplyBatch(ctx, batch)
-	if !errors.Is(err, sqlite.ErrInvalid) {
+	if !errors.Is(err, catalog.ErrInvalid) {
 		if err != nil {
 			return fmt.Errorf("applier: events %d to %d: %w", batch[0].Seq, batch[len(batch)-1].Seq, err)
 		}
@@ -335,7 +335,7 @@ func (a *applier) flushLocked(ctx context.Context) (err error) {
 	defer a.signal()
 	for _, ap := range batch {
 		err := a.cat.Apply(ctx, ap.Seq, ap.At, ap.Event)
-		if errors.Is(err, sqlite.ErrInvalid) {
+		if errors.Is(err, catalog.ErrInvalid) {
 			a.log.Error("applier: event refused by the catalog, skipped", "seq", ap.Seq, "source", ap.Event.Source, "uri", ap.Event.URI, "op", ap.Event.Op, "err", err)
 			err = a.cat.Skip(ctx, ap.Seq)
 		}
@@ -357,7 +357,7 @@ func (a *applier) signal() {
 
 // caughtUp reports whether the catalog has applied every event published
 // so far.
-func caughtUp(ctx context.Context, q *queue.Queue, cat *sqlite.Catalog) (bool, error) {
+func caughtUp(ctx context.Context, q *queue.Queue, cat *catalog.Catalog) (bool, error) {
 	last, err := q.LastEventSeq(ctx)
 	if err != nil {
 		return false, err

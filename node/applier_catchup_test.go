@@ -13,10 +13,10 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/queue/queuetest"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
-	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 )
 
 // TestApplierCatchesUpInLargeBatches starts an applier far behind EVENTS,
@@ -25,7 +25,7 @@ import (
 func TestApplierCatchesUpInLargeBatches(t *testing.T) {
 	ctx := context.Background()
 	q := queuetest.Start(t)
-	cat, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "catalog.db"), nil)
+	cat, err := catalog.Open(ctx, filepath.Join(t.TempDir(), "catalog.db"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/queue/queuetest"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
-	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 )
 
 // TestBatchWait: a small batch is written applyBatchDelay after its first
@@ -85,7 +85,7 @@ func TestBatchWaitsWhileWorkersAreSaturated(t *testing.T) {
 			queueChanges(t, q, c.queued)
 			// The batch's stream paused twice applyBatchDelay ago.
 			now := time.Now()
-			a := &applier{q: q, batch: make([]sqlite.Applied, c.n), wroteN: c.wroteN,
+			a := &applier{q: q, batch: make([]catalog.Applied, c.n), wroteN: c.wroteN,
 				first: now.Add(-c.age), last: now.Add(-2 * applyBatchDelay)}
 			if c.wrote != never {
 				a.wrote = now.Add(-c.wrote)

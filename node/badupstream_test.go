@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/sim"
-	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 )
 
 // badBitstreams are the bitstream faults of TestBadUpstream and the start
@@ -76,7 +76,7 @@ func TestBadUpstream(t *testing.T) {
 			}
 			// Never held: no row, or the tombstone of a deletion by the
 			// Source's mutation (no copy, sequence 0).
-			if r, err := n.Catalog().Resource(context.Background(), "bits", bits.URL+b.path); !errors.Is(err, sqlite.ErrNotFound) && (err != nil || !r.Deleted || r.Seq != 0) {
+			if r, err := n.Catalog().Resource(context.Background(), "bits", bits.URL+b.path); !errors.Is(err, catalog.ErrNotFound) && (err != nil || !r.Deleted || r.Seq != 0) {
 				t.Errorf("%s is catalogued (%+v, %v)", b.path, r, err)
 			}
 			delete(snap, bits.URL+b.path)
@@ -97,7 +97,7 @@ func TestBadUpstream(t *testing.T) {
 			if !logged {
 				t.Errorf("no refusal summary names the entry %s", loc)
 			}
-			if _, err := n.Catalog().Resource(context.Background(), "bits", loc); !errors.Is(err, sqlite.ErrNotFound) {
+			if _, err := n.Catalog().Resource(context.Background(), "bits", loc); !errors.Is(err, catalog.ErrNotFound) {
 				t.Errorf("%s is catalogued (%v)", loc, err)
 			}
 		}
@@ -182,7 +182,7 @@ func checkHeld(t testing.TB, n *Node, collection string, want map[string]sim.Ite
 		t.Fatal(err)
 	}
 	if held != live {
-		n.Catalog().Resources(context.Background(), collection, "", 0, func(r *sqlite.Resource) error {
+		n.Catalog().Resources(context.Background(), collection, "", 0, func(r *catalog.Resource) error {
 			if it, ok := want[r.URI]; !ok || it.Deleted {
 				t.Errorf("%s is held (as %s), want it deleted or never held", r.URI, r.SHA256)
 			}

@@ -15,11 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/harvester"
 	"github.com/viaduct-mirror/viaduct/provenance"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 	"github.com/viaduct-mirror/viaduct/sim"
-	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 )
 
 // TestChain runs a simulated Source, a node A harvesting it and a node B
@@ -374,7 +374,7 @@ func checkBytes(t testing.TB, n *Node, coll string, src *sim.Server) {
 	ctx := context.Background()
 	snap := src.Snapshot()
 	held := 0
-	err := n.Catalog().Resources(ctx, coll, "", 0, func(r *sqlite.Resource) error {
+	err := n.Catalog().Resources(ctx, coll, "", 0, func(r *catalog.Resource) error {
 		if r.Deleted {
 			return nil
 		}

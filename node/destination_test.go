@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/harvester"
 	"github.com/viaduct-mirror/viaduct/sim"
-	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 )
 
 // TestDestinationsAgree checks that a Destination reaches the same copy
@@ -138,7 +138,7 @@ func heldByOrigin(t testing.TB, n *Node, coll string, snap map[string]sim.Item) 
 	for uri := range snap {
 		r, err := n.Catalog().ResourceByOrigin(context.Background(), coll, uri)
 		switch {
-		case errors.Is(err, sqlite.ErrNotFound):
+		case errors.Is(err, catalog.ErrNotFound):
 		case err != nil:
 			t.Fatalf("catalog: %v", err)
 		case !r.Deleted:

@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/harvester"
 	"github.com/viaduct-mirror/viaduct/internal/testutil/dumptest"
 	"github.com/viaduct-mirror/viaduct/sim"
 	"github.com/viaduct-mirror/viaduct/storage"
-	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 )
 
 // dumpSource is a loopback Source polled only when a test asks, reading
@@ -132,7 +132,7 @@ func TestHostileDumpPackage(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
-	if _, err := n.Catalog().Resource(ctx, "s", planted); !errors.Is(err, sqlite.ErrNotFound) {
+	if _, err := n.Catalog().Resource(ctx, "s", planted); !errors.Is(err, catalog.ErrNotFound) {
 		t.Fatalf("the planted resource is in the catalog: %v", err)
 	}
 	sum := sha256.Sum256(body)

@@ -14,12 +14,12 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
+	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/internal/miniotest"
 	"github.com/viaduct-mirror/viaduct/sim"
 	"github.com/viaduct-mirror/viaduct/storage"
 	"github.com/viaduct-mirror/viaduct/storage/dir"
 	"github.com/viaduct-mirror/viaduct/storage/s3"
-	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 )
 
 // sharedMinIO is one MinIO server for the package's tests; each test uses
@@ -104,7 +104,7 @@ func checkMirror(t testing.TB, n *Node, name string, src *sim.Server) {
 		if it.Deleted {
 			if err == nil && !r.Deleted {
 				t.Errorf("%s is deleted at the Source, still held", uri)
-			} else if err != nil && !errors.Is(err, sqlite.ErrNotFound) {
+			} else if err != nil && !errors.Is(err, catalog.ErrNotFound) {
 				t.Fatalf("catalog: %v", err)
 			}
 			continue
@@ -123,7 +123,7 @@ func checkMirror(t testing.TB, n *Node, name string, src *sim.Server) {
 		}
 	}
 	held := 0
-	err := n.Catalog().SourceResources(ctx, name, name, func(r *sqlite.Resource) error {
+	err := n.Catalog().SourceResources(ctx, name, name, func(r *catalog.Resource) error {
 		held++
 		if it, ok := snap[r.URI]; !ok || it.Deleted {
 			t.Errorf("catalog holds %s, which the Source does not have", r.URI)
@@ -164,7 +164,7 @@ func checkBlobs(t testing.TB, n *Node) {
 		t.Fatal(err)
 	}
 	for _, c := range cols {
-		err := n.Catalog().Resources(ctx, c, "", 0, func(r *sqlite.Resource) error {
+		err := n.Catalog().Resources(ctx, c, "", 0, func(r *catalog.Resource) error {
 			if !keys[r.SHA256] {
 				t.Errorf("%s is held as %s, which is not in the store", r.URI, r.SHA256)
 			}
@@ -243,7 +243,7 @@ func checkChangeLog(t testing.TB, n *Node, collection string) int {
 	t.Helper()
 	seen := map[string]uint64{}
 	count := 0
-	err := n.Catalog().Changes(context.Background(), collection, 0, 0, func(c *sqlite.ChangeRecord) error {
+	err := n.Catalog().Changes(context.Background(), collection, 0, 0, func(c *catalog.ChangeRecord) error {
 		count++
 		kind := "content"
 		if c.Op == "deleted" {

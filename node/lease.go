@@ -8,9 +8,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/harvester"
 	"github.com/viaduct-mirror/viaduct/queue"
-	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 )
 
 // Lease names in queue.BucketLeases: one per live node, one per Source.
@@ -29,7 +29,7 @@ const (
 // no longer move the Source's cursors.
 type sourceLeases struct {
 	q       *queue.Queue
-	cat     *sqlite.Catalog // cursors kept before positions were shared
+	cat     *catalog.Catalog // cursors kept before positions were shared
 	sources int
 	log     *slog.Logger
 	self    *queue.Lease // this node's own lease: it is alive
@@ -51,7 +51,7 @@ var (
 	_ harvester.Cursors = (*sourceLeases)(nil)
 )
 
-func startLeases(ctx context.Context, q *queue.Queue, cat *sqlite.Catalog, sources int, log *slog.Logger) (*sourceLeases, error) {
+func startLeases(ctx context.Context, q *queue.Queue, cat *catalog.Catalog, sources int, log *slog.Logger) (*sourceLeases, error) {
 	l := &sourceLeases{q: q, cat: cat, sources: sources, log: log, held: map[string]*heldSource{}}
 	self, err := q.Lease(ctx, leaseNode+q.NodeName())
 	switch {

@@ -16,11 +16,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/harvester"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/republish"
 	"github.com/viaduct-mirror/viaduct/storage"
-	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 )
 
 // Options are what a node gets from its caller rather than its file.
@@ -45,7 +45,7 @@ type Node struct {
 	reg    *prometheus.Registry
 	q      *queue.Queue
 	blobs  storage.Blobs
-	cat    *sqlite.Catalog
+	cat    *catalog.Catalog
 	roles  *roles
 	note   *notify
 	faults roleFaults
@@ -117,7 +117,7 @@ func Start(ctx context.Context, cfg Config, opts Options) (n *Node, err error) {
 	if n.blobs, err = openBlobs(ctx, cfg.Blobs, log, n.reg); err != nil {
 		return n, err
 	}
-	if n.cat, err = sqlite.Open(ctx, cfg.Catalog.Path, log.With("role", "catalog")); err != nil {
+	if n.cat, err = catalog.Open(ctx, cfg.Catalog.Path, log.With("role", "catalog")); err != nil {
 		return n, fmt.Errorf("opening catalog: %w", err)
 	}
 
@@ -180,7 +180,7 @@ func (n *Node) spawn(name string, f func() error) {
 func (n *Node) URL() string { return n.url }
 
 // Catalog is the node's catalog, for tests and the demo.
-func (n *Node) Catalog() *sqlite.Catalog { return n.cat }
+func (n *Node) Catalog() *catalog.Catalog { return n.cat }
 
 // Queue is the node's queue, for tests and the demo.
 func (n *Node) Queue() *queue.Queue { return n.q }

@@ -10,9 +10,9 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/republish"
-	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 	"github.com/viaduct-mirror/viaduct/websub"
 )
 
@@ -44,7 +44,7 @@ func (g gatedOutbox) Head(ctx context.Context, sub string) (websub.Delivery, boo
 // catalog, where versions before kept it.
 type sharedState struct {
 	kv  jetstream.KeyValue
-	cat *sqlite.Catalog
+	cat *catalog.Catalog
 }
 
 var _ republish.KV = (*sharedState)(nil)

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 	"github.com/viaduct-mirror/viaduct/sim"
-	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 )
 
 // TestPushChain follows changes pushed all the way down: the simulated
@@ -102,7 +102,7 @@ func chainMirrors(t testing.TB, n *Node, coll string, src *sim.Server) bool {
 	}
 	snap := src.Snapshot()
 	held, ok := 0, true
-	err := n.Catalog().Resources(context.Background(), coll, "", 0, func(r *sqlite.Resource) error {
+	err := n.Catalog().Resources(context.Background(), coll, "", 0, func(r *catalog.Resource) error {
 		if r.Deleted {
 			return nil
 		}

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 	"github.com/viaduct-mirror/viaduct/sim"
-	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 	"github.com/viaduct-mirror/viaduct/websub"
 )
 
@@ -61,7 +61,7 @@ func mirrors(t testing.TB, n *Node, name string, src *sim.Server) bool {
 	live := 0
 	for uri, it := range src.Snapshot() {
 		r, err := n.Catalog().Resource(ctx, name, uri)
-		if err != nil && !errors.Is(err, sqlite.ErrNotFound) {
+		if err != nil && !errors.Is(err, catalog.ErrNotFound) {
 			t.Fatalf("catalog: %v", err)
 		}
 		held := err == nil && !r.Deleted
@@ -76,7 +76,7 @@ func mirrors(t testing.TB, n *Node, name string, src *sim.Server) bool {
 		}
 	}
 	held := 0
-	if err := n.Catalog().SourceResources(ctx, name, name, func(r *sqlite.Resource) error {
+	if err := n.Catalog().SourceResources(ctx, name, name, func(r *catalog.Resource) error {
 		if !r.Deleted {
 			held++
 		}
@@ -237,7 +237,7 @@ func TestPushForged(t *testing.T) {
 	if got := lastApplied(t, n); got != applied {
 		t.Fatalf("catalog moved from event %d to %d after forged notifications", applied, got)
 	}
-	if _, err := n.Catalog().Resource(context.Background(), "s", forged); !errors.Is(err, sqlite.ErrNotFound) {
+	if _, err := n.Catalog().Resource(context.Background(), "s", forged); !errors.Is(err, catalog.ErrNotFound) {
 		t.Fatalf("forged resource in the catalog: %v", err)
 	}
 	checkMirror(t, n, "s", src)

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/sim"
-	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 )
 
 // restartSize is the Source the restart tests harvest. Every bitstream is
@@ -135,7 +135,7 @@ func stop(t testing.TB, n *Node, src *sim.Server) stopped {
 		t.Fatalf("closing the node: %v", err)
 	}
 	s := stopped{stored: blobKeys(t, n), requests: src.Requests()}
-	cat, err := sqlite.Open(context.Background(), n.cfg.Catalog.Path, nil)
+	cat, err := catalog.Open(context.Background(), n.cfg.Catalog.Path, nil)
 	if err != nil {
 		t.Fatalf("reopening the catalog: %v", err)
 	}

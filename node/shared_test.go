@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/harvester"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/queue/queuetest"
 	"github.com/viaduct-mirror/viaduct/sim"
-	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 )
 
 // Nodes sharing an external queue must share their blobs: a node-local
@@ -65,7 +65,7 @@ func TestCursorsCarriedOverFromTheCatalog(t *testing.T) {
 
 	// Make the install look as it did before: cursors in the catalog, no
 	// position in the bucket.
-	cat, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "catalog.db"), nil)
+	cat, err := catalog.Open(ctx, filepath.Join(cfg.DataDir, "catalog.db"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,7 +52,7 @@ type Stats struct {
 	// Change List of a period before it is gone. Zero when nothing was.
 	Horizon time.Time
 	// Floor, when the collection has no change yet, is a time no later
-	// than that of any change it will have (sqlite.CollectionStats.Floor);
+	// than that of any change it will have (catalog.CollectionStats.Floor);
 	// zero when there is none.
 	Floor time.Time
 }

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/viaduct-mirror/viaduct/storage/sqlite"
+	"github.com/viaduct-mirror/viaduct/catalog"
 )
 
 // StateStore keeps small values durably; the catalog's KV table is one.
@@ -18,18 +18,18 @@ type StateStore interface {
 }
 
 // SQLiteState is the StateStore of a SQLite catalog's KV table.
-type SQLiteState struct{ cat *sqlite.Catalog }
+type SQLiteState struct{ cat *catalog.Catalog }
 
 var _ StateStore = (*SQLiteState)(nil)
 
 // StateFromSQLite returns the StateStore NewDumps needs, reading and
 // writing cat's KV table.
-func StateFromSQLite(cat *sqlite.Catalog) *SQLiteState { return &SQLiteState{cat: cat} }
+func StateFromSQLite(cat *catalog.Catalog) *SQLiteState { return &SQLiteState{cat: cat} }
 
 // Value reads key, mapping the catalog's not-found to ErrNotFound.
 func (s *SQLiteState) Value(ctx context.Context, key string) ([]byte, error) {
 	v, err := s.cat.Value(ctx, key)
-	if errors.Is(err, sqlite.ErrNotFound) {
+	if errors.Is(err, catalog.ErrNotFound) {
 		return nil, fmt.Errorf("%w: %w", ErrNotFound, err)
 	}
 	return v, err

@@ -9,19 +9,19 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/viaduct-mirror/viaduct/storage/sqlite"
+	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/websub"
 )
 
 // KV is the catalog's small key/value state: Value returns an error
-// wrapping sqlite.ErrNotFound for a key never set. *sqlite.Catalog
+// wrapping catalog.ErrNotFound for a key never set. *catalog.Catalog
 // satisfies it.
 type KV interface {
 	Value(ctx context.Context, key string) ([]byte, error)
 	SetValue(ctx context.Context, key string, value []byte) error
 }
 
-var _ KV = (*sqlite.Catalog)(nil)
+var _ KV = (*catalog.Catalog)(nil)
 
 // subscriptionsKey holds the hub's subscriptions, all in one value:
 // there are at most the hub's max_subscriptions (10,000) and they change
@@ -44,7 +44,7 @@ func NewSubscriptionStore(kv KV) *SubscriptionStore { return &SubscriptionStore{
 
 func (s *SubscriptionStore) load(ctx context.Context) (map[string]websub.Subscription, error) {
 	b, err := s.kv.Value(ctx, subscriptionsKey)
-	if errors.Is(err, sqlite.ErrNotFound) {
+	if errors.Is(err, catalog.ErrNotFound) {
 		return map[string]websub.Subscription{}, nil
 	}
 	if err != nil {

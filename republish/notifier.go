@@ -8,7 +8,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/viaduct-mirror/viaduct/storage/sqlite"
+	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/websub"
 )
 
@@ -189,7 +189,7 @@ func (n *Notifier) load(ctx context.Context, c string) (cursor, error) {
 	var cur cursor
 	b, err := n.state.Value(ctx, cursorKey(c))
 	switch {
-	case errors.Is(err, sqlite.ErrNotFound), errors.Is(err, ErrNotFound):
+	case errors.Is(err, catalog.ErrNotFound), errors.Is(err, ErrNotFound):
 		st, err := n.s.cat.Stats(ctx, c)
 		if err != nil {
 			return cur, fmt.Errorf("collection %s: stats: %w", c, err)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"strings"
 
-	"github.com/viaduct-mirror/viaduct/storage/sqlite"
+	"github.com/viaduct-mirror/viaduct/catalog"
 )
 
 // A Resource List past MaxEntries entries or MaxBytes bytes is served as a
@@ -38,7 +38,7 @@ const docOverhead = 2048
 // planCache), the revision a request reads first.
 type partPlanner interface {
 	revisioned
-	PlanResources(ctx context.Context, collection string, maxEntries int, perRef, budget int64) (cuts []sqlite.Cut, seq uint64, err error)
+	PlanResources(ctx context.Context, collection string, maxEntries int, perRef, budget int64) (cuts []catalog.Cut, seq uint64, err error)
 }
 
 // plan cuts a collection into parts that respect the limits, for the
@@ -101,9 +101,9 @@ func (s *Server) planCached(ctx context.Context, pp partPlanner, coll string, se
 }
 
 // estimate bounds the bytes of a record's entry from above without
-// building it (see sqlite.SizeHint, which every catalog's parts obey).
+// building it (see catalog.SizeHint, which every catalog's parts obey).
 func (s *Server) estimate(coll string, rec *Record) int64 {
-	fixed, refs := sqlite.SizeHint(rec.Type, &rec.Upstream)
+	fixed, refs := catalog.SizeHint(rec.Type, &rec.Upstream)
 	return fixed + refs*int64(len(s.cfg.BaseURL)+len(coll))
 }
 

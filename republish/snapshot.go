@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/viaduct-mirror/viaduct/storage/sqlite"
+	"github.com/viaduct-mirror/viaduct/catalog"
 )
 
 // snapshotLister is a catalog that lists a collection as it was just after
@@ -15,8 +15,8 @@ import (
 // so that every part of the index reflects the catalog at the index's at
 // however long a Destination takes to fetch them. SnapshotAt checks that
 // the sequence can still be read and returns the collection's last change
-// time at it (zero for none); it fails with sqlite.ErrSnapshotAhead on a
-// replica that has not applied the sequence yet and sqlite.ErrSnapshotGone
+// time at it (zero for none); it fails with catalog.ErrSnapshotAhead on a
+// replica that has not applied the sequence yet and catalog.ErrSnapshotGone
 // once retention has pruned past it.
 type snapshotLister interface {
 	SnapshotAt(ctx context.Context, collection string, seq uint64) (time.Time, error)
@@ -36,7 +36,7 @@ func (c *SQLiteCatalog) SnapshotAt(ctx context.Context, collection string, seq u
 // each time.
 func (c *SQLiteCatalog) ResourcesAt(ctx context.Context, collection, afterURI, lastURI string, seq uint64, fn func(*Record) error) error {
 	var rec Record
-	return c.cat.ScanResourcesAt(ctx, collection, afterURI, lastURI, seq, func(rs *sqlite.ResourceState) error {
+	return c.cat.ScanResourcesAt(ctx, collection, afterURI, lastURI, seq, func(rs *catalog.ResourceState) error {
 		heldRecord(&rec, rs)
 		return fn(&rec)
 	})
@@ -58,10 +58,10 @@ func (s *Server) snapshotTime(ctx context.Context, coll string, seq uint64) (tim
 // pruned past it (the Destination fetches the index again), else 500.
 func (s *Server) failSnapshot(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
-	case errors.Is(err, sqlite.ErrSnapshotAhead):
+	case errors.Is(err, catalog.ErrSnapshotAhead):
 		w.Header().Set("Retry-After", "1")
 		s.fail(w, r, "resourcelist-part", http.StatusServiceUnavailable, nil)
-	case errors.Is(err, sqlite.ErrSnapshotGone):
+	case errors.Is(err, catalog.ErrSnapshotGone):
 		s.fail(w, r, "resourcelist-part", http.StatusGone, nil)
 	default:
 		s.fail(w, r, "resourcelist-part", http.StatusInternalServerError, err)

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
-	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 )
 
 // entries reads a document's header and entries.
@@ -41,7 +41,7 @@ func (f *fixture) entries(t *testing.T, path string) (*resourcesync.Header, []*r
 func (f *sqliteFixture) heldNow(t *testing.T) map[string]string {
 	t.Helper()
 	held := map[string]string{}
-	err := f.cat.ScanResources(context.Background(), "alpha", "", 0, func(rs *sqlite.ResourceState) error {
+	err := f.cat.ScanResources(context.Background(), "alpha", "", 0, func(rs *catalog.ResourceState) error {
 		u, err := f.srv.ResourceURI("alpha", rs.URI)
 		held[u] = rs.SHA256
 		return err
@@ -67,7 +67,7 @@ func TestSlowDestinationOfIndex(t *testing.T) {
 	// The events of a step are applied as one batch, as the node's
 	// applier does; lists name blobs without opening them, so none is
 	// stored.
-	var batch []sqlite.Applied
+	var batch []catalog.Applied
 	apply := func(uri, op, body string) {
 		clock = clock.Add(time.Millisecond)
 		ev := &viaduct.Event{Source: "origin", Collection: "alpha", URI: uri, Op: op, Type: "text/plain",
@@ -77,7 +77,7 @@ func TestSlowDestinationOfIndex(t *testing.T) {
 			ev.Length = int64(len(body))
 		}
 		f.seq++
-		batch = append(batch, sqlite.Applied{Seq: f.seq, At: clock, Event: ev})
+		batch = append(batch, catalog.Applied{Seq: f.seq, At: clock, Event: ev})
 	}
 	flush := func() {
 		t.Helper()

@@ -7,28 +7,28 @@ import (
 	"time"
 
 	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
-	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 )
 
 // SQLiteCatalog serves the republisher from the node's SQLite catalog.
 // Lists stream from one snapshot each; single resources and stats are
 // short reads on the catalog's other pool.
 type SQLiteCatalog struct {
-	cat *sqlite.Catalog
+	cat *catalog.Catalog
 }
 
 var _ Catalog = (*SQLiteCatalog)(nil)
 
 // FromSQLite returns the Catalog that New needs, reading cat. It owns
 // nothing: closing cat is the caller's business.
-func FromSQLite(cat *sqlite.Catalog) *SQLiteCatalog { return &SQLiteCatalog{cat: cat} }
+func FromSQLite(cat *catalog.Catalog) *SQLiteCatalog { return &SQLiteCatalog{cat: cat} }
 
 // Resources streams the held resources of collection after afterURI in
 // URI order from one snapshot. fn gets the same *Record each time.
 func (c *SQLiteCatalog) Resources(ctx context.Context, collection, afterURI string, limit int, fn func(*Record) error) error {
 	var rec Record
-	return c.cat.ScanResources(ctx, collection, afterURI, limit, func(rs *sqlite.ResourceState) error {
+	return c.cat.ScanResources(ctx, collection, afterURI, limit, func(rs *catalog.ResourceState) error {
 		heldRecord(&rec, rs)
 		return fn(&rec)
 	})
@@ -39,7 +39,7 @@ func (c *SQLiteCatalog) Resources(ctx context.Context, collection, afterURI stri
 // strings and slices) for each of a million rows cost more than decoding
 // the row, the garbage collector's write barrier being on for much of a
 // list's life.
-func heldRecord(rec *Record, rs *sqlite.ResourceState) {
+func heldRecord(rec *Record, rs *catalog.ResourceState) {
 	op := heldOp(rs)
 	rec.Collection, rec.URI, rec.Op, rec.Seq, rec.At = rs.Collection, rs.URI, op, rs.Seq, rs.Changed
 	rec.SHA256, rec.MD5, rec.Length, rec.Type = rs.SHA256, rs.MD5, rs.Length, rs.Type
@@ -53,7 +53,7 @@ func heldRecord(rec *Record, rs *sqlite.ResourceState) {
 // PlanResources cuts a Resource List into parts from the sizes the
 // catalog keeps, without reading the resources, from one snapshot whose
 // last applied sequence it returns.
-func (c *SQLiteCatalog) PlanResources(ctx context.Context, collection string, maxEntries int, perRef, budget int64) ([]sqlite.Cut, uint64, error) {
+func (c *SQLiteCatalog) PlanResources(ctx context.Context, collection string, maxEntries int, perRef, budget int64) ([]catalog.Cut, uint64, error) {
 	return c.cat.PlanResources(ctx, collection, maxEntries, perRef, budget)
 }
 
@@ -70,7 +70,7 @@ var _ partPlanner = (*SQLiteCatalog)(nil)
 // fn gets the same *Record each time.
 func (c *SQLiteCatalog) Changes(ctx context.Context, collection string, from, until time.Time, fn func(*Record) error) error {
 	var rec Record
-	return c.cat.ScanChanges(ctx, collection, from, until, func(ch *sqlite.LoggedChange) error {
+	return c.cat.ScanChanges(ctx, collection, from, until, func(ch *catalog.LoggedChange) error {
 		rec = Record{
 			Collection: ch.Collection, URI: ch.URI, Op: ch.Op, Seq: ch.Seq, At: ch.At,
 			SHA256: ch.SHA256, MD5: ch.MD5, Length: ch.Length, Type: ch.Type,
@@ -84,7 +84,7 @@ func (c *SQLiteCatalog) Changes(ctx context.Context, collection string, from, un
 // originURI, held or deleted.
 func (c *SQLiteCatalog) Resource(ctx context.Context, collection, originURI string) (*Record, error) {
 	rs, err := c.cat.ResourceByOrigin(ctx, collection, originURI)
-	if errors.Is(err, sqlite.ErrNotFound) {
+	if errors.Is(err, catalog.ErrNotFound) {
 		return nil, fmt.Errorf("%w: %w", ErrNotFound, err)
 	}
 	if err != nil {
@@ -122,7 +122,7 @@ func (c *SQLiteCatalog) Stats(ctx context.Context, collection string) (Stats, er
 // heldOp is the op a row's record carries: deleted for a deleted copy,
 // else that of its last logged change, created when that was a deletion
 // (the resource came back) or there is none.
-func heldOp(rs *sqlite.ResourceState) string {
+func heldOp(rs *catalog.ResourceState) string {
 	switch {
 	case rs.Deleted:
 		return resourcesync.Deleted
@@ -134,7 +134,7 @@ func heldOp(rs *sqlite.ResourceState) string {
 
 // fromState fills rec from a resource row. The Source's op of the latest
 // upstream statement is not kept per resource, so rec.Upstream.Op is empty.
-func fromState(rec *Record, rs *sqlite.ResourceState) {
+func fromState(rec *Record, rs *catalog.ResourceState) {
 	op := heldOp(rs)
 	*rec = Record{
 		Collection: rs.Collection, URI: rs.URI, Op: op, Seq: rs.Seq, At: rs.Changed,
@@ -144,7 +144,7 @@ func fromState(rec *Record, rs *sqlite.ResourceState) {
 }
 
 // upstreamChange rebuilds the upstream change the catalog recorded.
-func upstreamChange(dst *viaduct.Change, source, collection, uri, op string, up *sqlite.Upstream) {
+func upstreamChange(dst *viaduct.Change, source, collection, uri, op string, up *catalog.Upstream) {
 	*dst = viaduct.Change{
 		Source: source, Collection: collection, URI: uri, Op: op,
 		Time: up.Time, Modified: up.Modified, Hash: up.Hash, Length: up.Length, Type: up.Type, Links: up.Links,

@@ -14,9 +14,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/internal/testutil"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
-	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 )
 
 // BenchmarkSQLite serves the documents of a 1,000,000-resource collection
@@ -92,7 +92,7 @@ const benchCatalogVersion = 3
 // kept in os.TempDir()/viaduct-bench between runs. A file that does not
 // open (a newer schema) or is incomplete (an interrupted build) is
 // rebuilt; an older schema is migrated by Open, as a node's would be.
-func benchCatalog(b *testing.B, n int) *sqlite.Catalog {
+func benchCatalog(b *testing.B, n int) *catalog.Catalog {
 	ctx := context.Background()
 	dir := filepath.Join(os.TempDir(), "viaduct-bench")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -100,7 +100,7 @@ func benchCatalog(b *testing.B, n int) *sqlite.Catalog {
 	}
 	path := filepath.Join(dir, fmt.Sprintf("republish-v%d-%d.db", benchCatalogVersion, n))
 	start := time.Now()
-	if cat, err := sqlite.Open(ctx, path, nil); err == nil {
+	if cat, err := catalog.Open(ctx, path, nil); err == nil {
 		st, err := cat.CollectionStats(ctx, "alpha")
 		if err == nil && st.Resources == int64(n) {
 			b.Cleanup(func() { cat.Close() })
@@ -112,7 +112,7 @@ func benchCatalog(b *testing.B, n int) *sqlite.Catalog {
 	for _, suffix := range []string{"", "-wal", "-shm"} {
 		os.Remove(path + suffix)
 	}
-	cat, err := sqlite.Open(ctx, path, nil)
+	cat, err := catalog.Open(ctx, path, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -123,17 +123,17 @@ func benchCatalog(b *testing.B, n int) *sqlite.Catalog {
 }
 
 // fillSQLite applies n creations in batches, as the node's applier does.
-func fillSQLite(b *testing.B, cat *sqlite.Catalog, n int) {
+func fillSQLite(b *testing.B, cat *catalog.Catalog, n int) {
 	ctx := context.Background()
 	length := int64(1234)
 	up := viaduct.Change{Source: "origin", Collection: "alpha", Op: "created", Time: base, Modified: base,
 		Hash: resourcesync.Hashes{{Alg: "md5", Value: strings.Repeat("0", 32)}}, Length: &length, Type: "text/html"}
-	batch := make([]sqlite.Applied, 0, 10000)
+	batch := make([]catalog.Applied, 0, 10000)
 	for i := range n {
 		ev := &viaduct.Event{Source: "origin", Collection: "alpha", URI: fmt.Sprintf("http://origin.example.com/records/%08d.html", i),
 			Op: "created", SHA256: strings.Repeat("ab", 32), MD5: strings.Repeat("cd", 16), Length: 1234, Type: "text/html", Upstream: up}
 		ev.Upstream.URI = ev.URI
-		batch = append(batch, sqlite.Applied{Seq: uint64(i + 1), At: base.Add(time.Duration(i) * time.Millisecond), Event: ev})
+		batch = append(batch, catalog.Applied{Seq: uint64(i + 1), At: base.Add(time.Duration(i) * time.Millisecond), Event: ev})
 		if len(batch) == cap(batch) || i == n-1 {
 			if err := cat.ApplyBatch(ctx, batch); err != nil {
 				b.Fatal(err)

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
-	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 )
 
 // TestSQLitePartsMatchMemory cuts a Resource List whose parts end by the
@@ -67,7 +67,7 @@ type countingPlanner struct {
 	plans int
 }
 
-func (c *countingPlanner) PlanResources(ctx context.Context, collection string, maxEntries int, perRef, budget int64) ([]sqlite.Cut, uint64, error) {
+func (c *countingPlanner) PlanResources(ctx context.Context, collection string, maxEntries int, perRef, budget int64) ([]catalog.Cut, uint64, error) {
 	c.plans++
 	return c.SQLiteCatalog.PlanResources(ctx, collection, maxEntries, perRef, budget)
 }
@@ -158,13 +158,13 @@ func TestSQLitePlanFollowsCatalog(t *testing.T) {
 // before.
 func TestHeldRecord(t *testing.T) {
 	n := int64(7)
-	full := &sqlite.ResourceState{Op: resourcesync.Updated, Resource: sqlite.Resource{Collection: "alpha", URI: "http://h/a", Source: "s", Origin: "http://o/a",
+	full := &catalog.ResourceState{Op: resourcesync.Updated, Resource: catalog.Resource{Collection: "alpha", URI: "http://h/a", Source: "s", Origin: "http://o/a",
 		SHA256: "ab", MD5: "cd", Length: 3, Type: "text/plain", Changed: base, Seq: 9,
-		Upstream: sqlite.Upstream{Time: base.Add(-time.Hour), Modified: base.Add(-2 * time.Hour), Hash: resourcesync.Hashes{{Alg: "md5", Value: "cd"}},
+		Upstream: catalog.Upstream{Time: base.Add(-time.Hour), Modified: base.Add(-2 * time.Hour), Hash: resourcesync.Hashes{{Alg: "md5", Value: "cd"}},
 			Length: &n, Type: "text/html", Links: []resourcesync.Link{{Rel: "via", Href: "http://o/a"}}}}}
-	for _, rs := range []*sqlite.ResourceState{
-		{Resource: sqlite.Resource{Collection: "beta", URI: "http://h/b"}},
-		{Op: resourcesync.Deleted, Resource: sqlite.Resource{URI: "http://h/c", Deleted: true}},
+	for _, rs := range []*catalog.ResourceState{
+		{Resource: catalog.Resource{Collection: "beta", URI: "http://h/b"}},
+		{Op: resourcesync.Deleted, Resource: catalog.Resource{URI: "http://h/c", Deleted: true}},
 		full,
 	} {
 		var got Record

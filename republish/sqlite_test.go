@@ -16,10 +16,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 	"github.com/viaduct-mirror/viaduct/storage"
 	"github.com/viaduct-mirror/viaduct/storage/dir"
-	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 )
 
 // sqliteFixture serves from a real catalog file and a real directory
@@ -27,7 +27,7 @@ import (
 // events applied with their stream sequence and time.
 type sqliteFixture struct {
 	*fixture
-	cat   *sqlite.Catalog
+	cat   *catalog.Catalog
 	store *dir.Store
 	seq   uint64
 }
@@ -36,7 +36,7 @@ func newSQLiteFixture(t testing.TB, cfg Config) *sqliteFixture {
 	t.Helper()
 	ctx := context.Background()
 	tmp := t.TempDir()
-	cat, err := sqlite.Open(ctx, filepath.Join(tmp, "catalog.db"), nil)
+	cat, err := catalog.Open(ctx, filepath.Join(tmp, "catalog.db"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

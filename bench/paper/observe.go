@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/sim"
-	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 )
 
 // observer compares a node's catalog with the Source, as the paper's
@@ -14,7 +14,7 @@ import (
 // at the Source its copy got in sync.
 type observer struct {
 	src    *sim.Source
-	cat    *sqlite.Catalog
+	cat    *catalog.Catalog
 	source string
 	// byOrigin matches the catalog's resources to the Source by their
 	// origin URI (a node downstream of another), not by their URI.
@@ -42,7 +42,7 @@ func (o *observer) reset() {
 func (o *observer) copies(ctx context.Context) (map[string]string, error) {
 	held := map[string]string{}
 	// Each Source here has the collection of its name (the default).
-	err := o.cat.SourceResources(ctx, o.source, o.source, func(r *sqlite.Resource) error {
+	err := o.cat.SourceResources(ctx, o.source, o.source, func(r *catalog.Resource) error {
 		if !r.Deleted {
 			uri := r.URI
 			if o.byOrigin {

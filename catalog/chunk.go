@@ -1,0 +1,170 @@
+package catalog
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+	"time"
+)
+
+// The reads Destinations pace (ScanResourcesAt, ScanChanges) read
+// the catalog in chunks of pageSize rows, each in a read transaction of
+// its own that ends before fn sees the chunk's first row. A Destination
+// that reads a list slowly, or stops, so holds no snapshot: SQLite can
+// checkpoint the WAL and start it over meanwhile, and the scan connection
+// is free for the next chunk of any other read. A chunk costs one query;
+// at 1,000 rows that is a few per cent of reading them.
+
+// chunk holds the rows of one chunk, as the text of their packs.
+type chunk struct {
+	rows []string
+}
+
+// fill runs query in tx and keeps its rows, at most pageSize of them; it
+// reports whether the chunk is full (more rows may follow).
+func (k *chunk) fill(ctx context.Context, q rowsQuerier, query string, args ...any) (bool, error) {
+	k.rows = k.rows[:0]
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var row string
+		if err := rows.Scan(&row); err != nil {
+			return false, err
+		}
+		k.rows = append(k.rows, row)
+	}
+	if err := rows.Err(); err != nil {
+		return false, err
+	}
+	return len(k.rows) == pageSize, nil
+}
+
+// rowsQuerier is a *sql.DB or a *sql.Tx.
+type rowsQuerier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// scanChunkAt is one chunk of ScanResourcesAt: the resources of
+// (afterURI, lastURI] at seq, at most pageSize rows of the resources table
+// and the entries that held then of those changed since in the same URI
+// range, all from one read transaction that ends before fn is called. It
+// returns the URI to go on after, "" when the range is done.
+func (c *Catalog) scanChunkAt(ctx context.Context, k *chunk, where, collection, afterURI, lastURI string, seq uint64, fn func(*ResourceState) error) (string, error) {
+	tx, err := c.scans.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", where, err)
+	}
+	defer tx.Rollback()
+	if err := checkSnapshot(ctx, tx, collection, seq); err != nil {
+		return "", fmt.Errorf("%s: %w", where, err)
+	}
+	q := `SELECT copy_pack || up_pack || uri FROM resources
+		WHERE collection = ? AND uri > ? AND deleted = 0 AND seq <= ?`
+	args := []any{collection, afterURI, int64(seq)}
+	if lastURI != "" {
+		q += ` AND uri <= ?`
+		args = append(args, lastURI)
+	}
+	full, err := k.fill(ctx, tx, q+` ORDER BY uri LIMIT ?`, append(args, pageSize)...)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", where, err)
+	}
+	var d packDecoder
+	var rs ResourceState
+	rs.Collection = collection
+	hi := lastURI
+	if full {
+		if err := d.state(k.rows[len(k.rows)-1], &rs); err != nil {
+			return "", fmt.Errorf("%s: %w", where, err)
+		}
+		hi = rs.URI
+	}
+	then, err := changedSince(ctx, tx, collection, afterURI, hi, seq)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", where, err)
+	}
+	tx.Rollback() // the snapshot ends here, before fn sees a row
+	for _, row := range k.rows {
+		if err := d.state(row, &rs); err != nil {
+			return "", fmt.Errorf("%s: %w", where, err)
+		}
+		for len(then) > 0 && then[0].URI < rs.URI {
+			if err := fn(&then[0]); err != nil {
+				return "", err
+			}
+			then = then[1:]
+		}
+		if err := fn(&rs); err != nil {
+			return "", err
+		}
+	}
+	for i := range then {
+		if err := fn(&then[i]); err != nil {
+			return "", err
+		}
+	}
+	if !full || hi == lastURI {
+		return "", nil
+	}
+	return hi, nil
+}
+
+// ScanChanges calls fn, in time order (which is sequence order), for the
+// changes of collection with from <= At < until, read in chunks (see
+// above) along the (collection, at) index: a change's time is strictly
+// greater than every earlier one of its collection, so time order is
+// sequence order, and the walk starts at from and ends at until without
+// reading the changes before or after them, as a walk by sequence would.
+// The change log only grows at its end, so the chunks together are the
+// log as it was when the last was read. A zero
+// from means from the start, a zero until no upper bound. fn receives the
+// same *LoggedChange each time, refilled: it must not keep it, or anything
+// in it but strings, after it returns. An error from fn stops the walk
+// and is returned.
+func (c *Catalog) ScanChanges(ctx context.Context, collection string, from, until time.Time, fn func(*LoggedChange) error) error {
+	where := fmt.Sprintf("list changes of collection %s from %s", collection, from.UTC())
+	start, end := int64(math.MinInt64), int64(math.MaxInt64)
+	if !from.IsZero() {
+		start = from.UnixMicro()
+	}
+	if !until.IsZero() {
+		end = until.UnixMicro()
+	}
+	var (
+		k  chunk
+		d  packDecoder
+		ch LoggedChange
+	)
+	ch.Collection = collection
+	for first := true; ; first = false {
+		// Entries before the collection's retention horizon are kept
+		// only for snapshots (see Prune), never listed.
+		op := ">"
+		if first {
+			op = ">="
+		}
+		full, err := k.fill(ctx, c.scans, `SELECT CAST(pack AS TEXT) FROM changes
+			WHERE collection = ? AND at `+op+` ? AND at < ?
+				AND at >= coalesce((SELECT horizon FROM collections WHERE name = ?), ?) ORDER BY at LIMIT ?`,
+			collection, start, end, collection, int64(math.MinInt64), pageSize)
+		if err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		for _, pack := range k.rows {
+			if err := d.logged(pack, &ch); err != nil {
+				return fmt.Errorf("%s: %w", where, err)
+			}
+			if err := fn(&ch); err != nil {
+				return err
+			}
+		}
+		if !full {
+			return nil
+		}
+		start = ch.At.UnixMicro()
+	}
+}

@@ -1,0 +1,67 @@
+// Package catalog holds the catalog: each node's materialised view of the
+// EVENTS stream (the aggregator's own change log), plus the harvester's
+// per-source cursors, the list of Sources and a little key/value state.
+//
+// The catalog is one SQLite file in WAL mode, opened through two pools: a
+// single writer connection whose transactions begin IMMEDIATE (so a write
+// never fails half-way on a lock upgrade) and a pool of read-only
+// connections that read a consistent snapshot while the writer works.
+//
+// # Durability
+//
+// The stream sequence of the last applied event is written in the same
+// transaction as the event's effect, so the catalog and its position in
+// EVENTS can never disagree: after any crash the applier asks LastApplied
+// and resumes at the next event. Redelivered events (seq <= LastApplied)
+// are skipped, which makes Apply idempotent.
+//
+// synchronous=NORMAL is used under WAL. A commit survives a crash of the
+// process; a power loss or kernel crash may roll back the last commits made
+// since the WAL was last synced, but never tears one. Because the sequence
+// rolls back with them, the applier re-reads those events from EVENTS and
+// applies them again with the same results: adjusted change times depend
+// only on the events and their stream timestamps, not on the clock. The
+// EVENTS stream's retention therefore has to outlast a checkpoint interval,
+// which it does by orders of magnitude.
+//
+// # Writes
+//
+// ApplyBatch reads the rows its events name in a few queries, applies the
+// events to them in memory in stream order, and writes each row it
+// changed once, with its change-log entries, one row a statement, each
+// prepared once. A statement of several rows that may fail halfway makes
+// SQLite journal every page it changes to a temporary file, in case it
+// must undo just that statement: it saved little in the driver and wrote
+// more than the WAL did (see resUpsertSQL). A new catalog file has 8 KiB
+// pages, so that a resource row (about a kilobyte) fits in its table's
+// page instead of spilling into an overflow page; an older file keeps its
+// page size.
+// What is left of an event's cost is mostly the pages it dirties, above
+// all one random page each of the sha-256 and md5 indexes, which the
+// fetch workers' by-hash lookups need.
+//
+// # Change times
+//
+// A change's time in the aggregator's change log is the JetStream
+// timestamp of its event, raised where needed to one microsecond after the
+// collection's previous change: times are strictly increasing per
+// collection and so unique per (URI, datetime), even when the stream's
+// clock ties or steps back.
+//
+// # The Source's order
+//
+// Events of one resource can reach EVENTS out of the Source's order, since
+// fetch workers finish in any order. Each resource row therefore keeps the
+// Source time of the last statement applied to it (up_order: the upstream
+// change time, or a baseline list's at when later), and an event older
+// than it is recorded as applied with no effect and no change-log entry;
+// at equal times a deletion outranks a copy and a greater sha-256 outranks
+// a lesser one. A deletion of a resource without a row leaves a tombstone
+// (deleted = 1, seq = 0, no copy) so that its older creation arriving
+// later is ignored; tombstones are excluded from every list, count and
+// lookup by origin. Every node thus ends in the state of the Source's
+// latest statement, whatever order the events came in. See ApplyBatch.
+//
+// The package never fetches, publishes or acknowledges anything: it only
+// records what the applier and the harvester tell it and answers reads.
+package catalog

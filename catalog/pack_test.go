@@ -1,0 +1,237 @@
+package catalog
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/resourcesync"
+)
+
+// dropV3 turns a catalog file back into schema version 2 (dropping v4's
+// column first).
+func dropV3(t *testing.T, db *sql.DB) {
+	t.Helper()
+	for _, q := range []string{
+		"ALTER TABLE changes DROP COLUMN prev", // schema v5
+		"ALTER TABLE collections DROP COLUMN horizon",
+		"ALTER TABLE collections DROP COLUMN horizon_seq",
+		"ALTER TABLE resources DROP COLUMN up_order", // schema v4
+		"DROP INDEX resources_held",
+		"ALTER TABLE resources DROP COLUMN copy_pack",
+		"ALTER TABLE resources DROP COLUMN up_pack",
+		"ALTER TABLE resources DROP COLUMN est",
+		"ALTER TABLE resources DROP COLUMN est_refs",
+		"ALTER TABLE changes DROP COLUMN pack",
+		"PRAGMA user_version = 2",
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+// packFixture applies a created resource with links and odd times, one
+// updated and then deleted, one whose Source restated its metadata only,
+// and returns the catalog's path.
+func packFixture(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "catalog.db")
+	c, err := Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := event("s1", "c", "http://s1/a", resourcesync.Created, "one")
+	a.Upstream.Time = time.Date(1999, 12, 31, 23, 59, 59, 123456789, time.FixedZone("", 5*3600+1800))
+	a.Upstream.Links = []resourcesync.Link{{Rel: "via", Href: "http://origin/a & b", Modified: t0, Pri: 2},
+		{Rel: "describedby", Href: "http://s1/a.meta", Type: "application/xml"}}
+	b := event("s1", "c", "http://s1/b", resourcesync.Created, "two")
+	b.Upstream.Length = nil
+	b2 := event("s1", "c", "http://s1/b", resourcesync.Updated, "three")
+	b3 := event("s1", "c", "http://s1/b", resourcesync.Deleted, "")
+	a2 := *a
+	a2.Upstream.Type = "text/restated"
+	for i, ev := range []*viaduct.Event{a, b, b2, b3, &a2} {
+		if err := c.Apply(ctx, uint64(i+1), t0.Add(time.Duration(i)*time.Second), ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Close()
+	return path
+}
+
+// TestPacksMatchColumns checks that the packed reads return what the
+// plain columns hold, for rows written by every path of the applier.
+func TestPacksMatchColumns(t *testing.T) {
+	c := openAt(t, packFixture(t))
+	checkPacks(t, c)
+}
+
+// TestMigrationPacksRows opens a catalog of schema version 2 and checks
+// that the migration packs its rows as the applier would have.
+func TestMigrationPacksRows(t *testing.T) {
+	path := packFixture(t)
+	db, err := sql.Open("sqlite3", dsn(path, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dropV3(t, db)
+	db.Close()
+	c := openAt(t, path)
+	checkPacks(t, c)
+	var n int
+	if err := c.reader.QueryRow(`SELECT count(*) FROM resources WHERE est = 0 OR est_refs = 0`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d resources without a size hint (%v)", n, err)
+	}
+}
+
+// checkPacks compares ScanResources and ScanChanges with the plain
+// columns read by the package's other reads.
+func checkPacks(t *testing.T, c *Catalog) {
+	t.Helper()
+	ctx := context.Background()
+	var got []ResourceState
+	err := c.ScanResources(ctx, "c", "", 0, func(rs *ResourceState) error {
+		got = append(got, *rs)
+		got[len(got)-1].Upstream.Hash = append(resourcesync.Hashes(nil), rs.Upstream.Hash...)
+		if rs.Upstream.Length != nil {
+			n := *rs.Upstream.Length
+			got[len(got)-1].Upstream.Length = &n
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 {
+		t.Fatalf("%d resources held, want 1", len(got))
+	}
+	want, err := c.ResourceByOrigin(ctx, "c", "http://origin/a & b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sameState(&got[0], want) {
+		t.Errorf("packed resource\n%+v\nplain columns\n%+v", got[0], *want)
+	}
+	if got[0].Upstream.Type != "text/restated" || got[0].Op != resourcesync.Created {
+		t.Errorf("packed resource: type %q, op %q", got[0].Upstream.Type, got[0].Op)
+	}
+	n := 0
+	err = c.ScanChanges(ctx, "c", time.Time{}, time.Time{}, func(ch *LoggedChange) error {
+		rows, err := c.reader.QueryContext(ctx, `SELECT `+loggedCols+` FROM changes WHERE seq = ?`, int64(ch.Seq))
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		if !rows.Next() {
+			t.Fatalf("change %d not in the log", ch.Seq)
+		}
+		var d rowDecoder
+		var plain LoggedChange
+		if err := d.logged(rows, &plain); err != nil {
+			return err
+		}
+		if !sameChange(ch, &plain) {
+			t.Errorf("packed change\n%+v\nplain columns\n%+v", *ch, plain)
+		}
+		n++
+		return nil
+	})
+	if err != nil || n != 4 {
+		t.Fatalf("ScanChanges: %d changes, %v", n, err)
+	}
+}
+
+func sameState(a, b *ResourceState) bool {
+	return a.Op == b.Op && a.Collection == b.Collection && a.URI == b.URI && a.Source == b.Source && a.Origin == b.Origin &&
+		a.Deleted == b.Deleted && a.SHA256 == b.SHA256 && a.MD5 == b.MD5 && a.Length == b.Length && a.Type == b.Type &&
+		a.Changed.Equal(b.Changed) && a.Seq == b.Seq && sameUpstream(&a.Upstream, &b.Upstream)
+}
+
+func sameChange(a, b *LoggedChange) bool {
+	return a.Seq == b.Seq && a.Collection == b.Collection && a.URI == b.URI && a.Op == b.Op && a.At.Equal(b.At) &&
+		a.Received.Equal(b.Received) && a.SHA256 == b.SHA256 && a.MD5 == b.MD5 && a.Length == b.Length && a.Type == b.Type &&
+		a.Source == b.Source && a.UpstreamOp == b.UpstreamOp && sameUpstream(&a.Upstream, &b.Upstream)
+}
+
+func sameUpstream(a, b *Upstream) bool {
+	_, ao := a.Time.Zone()
+	_, bo := b.Time.Zone()
+	return a.Time.Equal(b.Time) && ao == bo && a.Modified.Equal(b.Modified) && a.Hash.String() == b.Hash.String() &&
+		reflect.DeepEqual(a.Length, b.Length) && a.Type == b.Type && reflect.DeepEqual(a.Links, b.Links)
+}
+
+// BenchmarkPackState decodes the packed row of a typical harvested
+// resource (two hashes, upstream times and length, no links), as
+// ScanResources does for every row of a Resource List; neighbouring rows
+// differ in their URI and hashes, as a baseline's do.
+func BenchmarkPackState(b *testing.B) {
+	const rows = 64
+	var packed [rows]string
+	for i := range rows {
+		var p packer
+		p.packCopy(&copyFacts{sha256: sha(fmt.Sprint(i)), md5: sha(fmt.Sprint(i))[:32], typ: "text/html", op: resourcesync.Created,
+			length: 1234, changed: t0.UnixMicro() + int64(i)*1000, seq: int64(i + 1)})
+		uri := fmt.Sprintf("http://origin.example.com/records/%08d.html", i)
+		p.packUp(&upFacts{source: "origin", origin: uri, time: t0.Add(-time.Hour), modified: t0.Add(-time.Hour),
+			hash: "md5:" + sha(fmt.Sprint(i))[:32], length: sql.NullInt64{Int64: 1234, Valid: true}, typ: "text/html"})
+		packed[i] = string(p.b) + uri
+	}
+	var (
+		d  packDecoder
+		rs ResourceState
+	)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if err := d.state(packed[i%rows], &rs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "entries/s")
+}
+
+// TestPackTruncated checks that a row cut short anywhere in its packs
+// decodes to an error, never to a record or a panic, and that the whole
+// row decodes to what was packed.
+func TestPackTruncated(t *testing.T) {
+	var p packer
+	p.packCopy(&copyFacts{sha256: sha("x"), md5: "cd", typ: "text/html", op: resourcesync.Updated, length: 300, changed: t0.UnixMicro(), seq: 70000})
+	p.packUp(&upFacts{source: "s1", origin: "http://o/a", time: t0, modified: t0.In(time.FixedZone("", 3600)), hash: "md5:cd sha-256:ef",
+		length: sql.NullInt64{Int64: 300, Valid: true}, typ: "text/html", links: sql.NullString{String: `[{"rel":"via","href":"http://o/a"}]`, Valid: true}})
+	packs := string(p.b)
+	var d packDecoder
+	var rs ResourceState
+	for n := range len(packs) {
+		if err := d.state(packs[:n], &rs); err == nil {
+			t.Errorf("state(first %d of %d bytes) = nil error", n, len(packs))
+		}
+	}
+	if err := d.state(packs+"http://s1/a", &rs); err != nil {
+		t.Fatal(err)
+	}
+	if rs.URI != "http://s1/a" || rs.SHA256 != sha("x") || rs.Seq != 70000 || rs.Op != resourcesync.Updated || !rs.Upstream.Modified.Equal(t0) ||
+		rs.Upstream.Modified.Location().String() == "UTC" || *rs.Upstream.Length != 300 || len(rs.Upstream.Hash) != 2 || rs.Upstream.Links[0].Href != "http://o/a" {
+		t.Errorf("state = %+v", rs)
+	}
+	var ch LoggedChange
+	var q packer
+	q.packChange(&changeHead{seq: 5, at: t0.UnixMicro(), received: t0.UnixMicro(), uri: "http://s1/a", op: resourcesync.Created, upOp: resourcesync.Updated,
+		copy: copyFacts{sha256: sha("x"), md5: "cd", typ: "text/html", length: 300}}, &upFacts{source: "s1", origin: "http://o/a", time: t0, modified: t0, typ: "text/html"})
+	for n := range len(q.b) {
+		if err := d.logged(string(q.b[:n]), &ch); err == nil {
+			t.Errorf("logged(first %d of %d bytes) = nil error", n, len(q.b))
+		}
+	}
+	if err := d.logged(string(q.b)+"x", &ch); err == nil {
+		t.Error("logged(pack and a byte more) = nil error")
+	}
+	if err := d.logged(string(q.b), &ch); err != nil || ch.Seq != 5 || ch.URI != "http://s1/a" || ch.UpstreamOp != resourcesync.Updated {
+		t.Errorf("logged = %+v, %v", ch, err)
+	}
+}

@@ -1,0 +1,130 @@
+package catalog
+
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/resourcesync"
+)
+
+// Upstream is what the Source last said about a resource: its times,
+// hashes, length, type and rs:ln links, kept for provenance and for the
+// harvester's comparison with the Source's lists.
+type Upstream struct {
+	// Time is the Source's time of its last change (datetime or lastmod).
+	Time     time.Time
+	Modified time.Time
+	Hash     resourcesync.Hashes
+	// Length is nil when the Source did not state one.
+	Length *int64
+	Type   string
+	Links  []resourcesync.Link
+}
+
+// validate refuses events the catalog cannot record faithfully.
+func validate(ev *viaduct.Event) error {
+	switch {
+	case ev == nil:
+		return fmt.Errorf("%w: no event", ErrInvalid)
+	case ev.Collection == "":
+		return fmt.Errorf("%w: no collection", ErrInvalid)
+	case ev.URI == "":
+		return fmt.Errorf("%w: no uri", ErrInvalid)
+	case ev.Source == "":
+		return fmt.Errorf("%w: no source", ErrInvalid)
+	}
+	switch ev.Op {
+	case resourcesync.Created, resourcesync.Updated:
+		if ev.SHA256 == "" {
+			return fmt.Errorf("%w: %s without sha256", ErrInvalid, ev.Op)
+		}
+		if ev.Length < 0 {
+			return fmt.Errorf("%w: negative length %d", ErrInvalid, ev.Length)
+		}
+	case resourcesync.Deleted:
+	default:
+		return fmt.Errorf("%w: unknown op %q", ErrInvalid, ev.Op)
+	}
+	return nil
+}
+
+// upstreamColumns renders the event's source and upstream metadata in the
+// order of the columns source, origin, up_time, up_modified, up_hash,
+// up_length, up_type, links, hops.
+func upstreamColumns(ev *viaduct.Event) ([]any, error) {
+	up := &ev.Upstream
+	var links sql.NullString
+	if len(up.Links) > 0 {
+		b, err := json.Marshal(up.Links)
+		if err != nil {
+			return nil, fmt.Errorf("encode links: %w", err)
+		}
+		links = sql.NullString{String: string(b), Valid: true}
+	}
+	chain := upstreamHops(ev)
+	hops, err := json.Marshal(chain)
+	if err != nil {
+		return nil, fmt.Errorf("encode provenance: %w", err)
+	}
+	var length sql.NullInt64
+	if up.Length != nil {
+		length = sql.NullInt64{Int64: *up.Length, Valid: true}
+	}
+	return []any{ev.Source, chain[0].URI, formatTime(up.Time), formatTime(up.Modified),
+		up.Hash.String(), length, up.Type, links, string(hops)}, nil
+}
+
+// formatTime writes an upstream time exactly, or "" for none.
+func formatTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.Format(time.RFC3339Nano)
+}
+
+// parseTime reads what formatTime wrote.
+func parseTime(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	return time.Parse(time.RFC3339Nano, s)
+}
+
+// decodeUpstream fills u from the stored columns.
+func decodeUpstream(u *Upstream, tm, mod, hash string, length sql.NullInt64, typ string, links sql.NullString) error {
+	var err error
+	if u.Time, err = parseTime(tm); err != nil {
+		return fmt.Errorf("upstream time: %w", err)
+	}
+	if u.Modified, err = parseTime(mod); err != nil {
+		return fmt.Errorf("upstream modified: %w", err)
+	}
+	u.Hash = splitHashes(hash)
+	if length.Valid {
+		n := length.Int64
+		u.Length = &n
+	}
+	u.Type = typ
+	if links.Valid {
+		if err := json.Unmarshal([]byte(links.String), &u.Links); err != nil {
+			return fmt.Errorf("upstream links: %w", err)
+		}
+	}
+	return nil
+}
+
+// splitHashes reads back a hash attribute as the Source gave it, without
+// the validation of resourcesync.ParseHashes: the catalog returns what it
+// was told, and the harvester has already judged it.
+func splitHashes(s string) resourcesync.Hashes {
+	var hs resourcesync.Hashes
+	for _, f := range strings.Fields(s) {
+		alg, val, _ := strings.Cut(f, ":")
+		hs = append(hs, resourcesync.Hash{Alg: alg, Value: val})
+	}
+	return hs
+}
