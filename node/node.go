@@ -80,6 +80,10 @@ type Node struct {
 // Start opens the stores, starts every role and listens for HTTP. It
 // returns once the node is serving; a failure while starting closes what
 // was opened.
+
+// The queue is the applier's event log.
+var _ catalog.EventLog = (*queue.Queue)(nil)
+
 func Start(ctx context.Context, cfg Config, opts Options) (n *Node, err error) {
 	log := opts.Logger
 	if log == nil {
@@ -129,7 +133,7 @@ func Start(ctx context.Context, cfg Config, opts Options) (n *Node, err error) {
 	n.opts, n.links = opts, newLinkBook()
 	n.spawn("wal", func() error { return n.truncateWAL(runCtx) })
 	n.keep(runCtx, "applier", func(ctx context.Context) error {
-		return (&applier{q: n.q, cat: n.cat, log: log.With("role", "applier"), tracer: opts.tracer(), links: n.links, applied: n.applied}).run(ctx)
+		return catalog.NewApplier(n.cat, n.q, catalog.ApplierOptions{Log: log.With("role", "applier"), Tracer: opts.tracer(), Spans: n.links, Applied: n.applied}).Run(ctx)
 	})
 
 	repub, err := republish.New(n.cfg.Republish, republish.FromSQLite(n.cat), n.blobs, log.With("role", "republish"), n.reg)
@@ -189,7 +193,7 @@ func (n *Node) Queue() *queue.Queue { return n.q }
 func (n *Node) Blobs() storage.Blobs { return n.blobs }
 
 // CaughtUp reports whether the catalog has applied every event so far.
-func (n *Node) CaughtUp(ctx context.Context) (bool, error) { return caughtUp(ctx, n.q, n.cat) }
+func (n *Node) CaughtUp(ctx context.Context) (bool, error) { return catalog.CaughtUp(ctx, n.q, n.cat) }
 
 // Close stops every role, then the HTTP server, the catalog and the queue,
 // in that order, and returns the errors roles stopped with.

@@ -22,8 +22,8 @@ type linkBook struct {
 
 func newLinkBook() *linkBook { return &linkBook{links: map[string][]trace.SpanContext{}} }
 
-// add records an applied event of collection.
-func (b *linkBook) add(collection string, sc trace.SpanContext) {
+// Add records an applied event of collection.
+func (b *linkBook) Add(collection string, sc trace.SpanContext) {
 	if b == nil || !sc.IsValid() {
 		return
 	}
@@ -67,7 +67,7 @@ func (p *linkingPublisher) Publish(ctx context.Context, topic string, payload []
 	if err != nil {
 		// Published again later: keep the links for that publication.
 		for _, sc := range links {
-			p.book.add(p.collection[topic], sc)
+			p.book.Add(p.collection[topic], sc)
 		}
 	}
 	return err

@@ -19,7 +19,7 @@ var ErrEventsGap = errors.New("events missing from the stream")
 // EventFunc applies one event. seq is its EVENTS sequence, the
 // aggregator's global order; at is when it was stored, the aggregator's
 // change time; ctx carries the publisher's trace context.
-type EventFunc func(ctx context.Context, seq uint64, at time.Time, ev *viaduct.Event) error
+type EventFunc = func(ctx context.Context, seq uint64, at time.Time, ev *viaduct.Event) error
 
 // Events delivers every event with sequence >= fromSeq, in stream order,
 // to fn, and keeps delivering new ones as they are published. It returns

@@ -1,4 +1,4 @@
-package node
+package catalog
 
 import (
 	"context"
@@ -7,8 +7,6 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
-
-	"github.com/viaduct-mirror/viaduct/catalog"
 )
 
 // maxBatchLinks bounds the links of one batch span: the SDK keeps 128 by
@@ -31,15 +29,15 @@ func (b *batchTrace) add(ctx context.Context) {
 // the first traced event's span, so one change's trace runs from the
 // harvest to the catalog, and it links every traced event it applied (up
 // to maxBatchLinks), so each of the others leads to it too.
-func (b *batchTrace) start(ctx context.Context, tracer trace.Tracer, batch []catalog.Applied, book *linkBook) (context.Context, trace.Span) {
+func (b *batchTrace) start(ctx context.Context, tracer trace.Tracer, batch []Applied, book SpanBook) (context.Context, trace.Span) {
 	var links []trace.Link
 	var parent trace.SpanContext
 	for i, sc := range b.spans {
 		if !sc.IsValid() {
 			continue
 		}
-		if i < len(batch) && batch[i].Event != nil {
-			book.add(batch[i].Event.Collection, sc)
+		if book != nil && i < len(batch) && batch[i].Event != nil {
+			book.Add(batch[i].Event.Collection, sc)
 		}
 		if !parent.IsValid() {
 			parent = sc

@@ -1,4 +1,4 @@
-package node
+package catalog
 
 import (
 	"context"
@@ -11,8 +11,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/viaduct-mirror/viaduct"
-	"github.com/viaduct-mirror/viaduct/catalog"
-	"github.com/viaduct-mirror/viaduct/queue"
 )
 
 // Batching bounds of the applier. A batch is written applyBatchDelay
@@ -62,26 +60,58 @@ const (
 	applyFirstBatchMaxDelay = 250 * time.Millisecond
 )
 
-// applier keeps the node's catalog from EVENTS. It resumes at the sequence
+// EventLog is what the applier reads of EVENTS, the aggregator's change
+// log: the events from a sequence on, the last sequence published, and
+// how many changes wait untaken on CHANGES (whether the fetch workers are
+// saturated, so that more events are certain to come). queue.Queue is one.
+type EventLog interface {
+	Events(ctx context.Context, from uint64, fn func(ctx context.Context, seq uint64, at time.Time, ev *viaduct.Event) error) error
+	LastEventSeq(ctx context.Context) (uint64, error)
+	Untaken(ctx context.Context) (uint64, error)
+}
+
+// SpanBook is told, for each applied event that carried a trace context,
+// its collection and span, so that the notification telling of the change
+// can link to it. nil records nothing.
+type SpanBook interface {
+	Add(collection string, sc trace.SpanContext)
+}
+
+// ApplierOptions are what an Applier needs besides its catalog and log.
+type ApplierOptions struct {
+	Log    *slog.Logger
+	Tracer trace.Tracer
+	Spans  SpanBook
+	// Applied, when set, is signalled (without blocking) after each batch
+	// reaches the catalog, so that the notifier tells subscribers at once.
+	Applied chan<- struct{}
+}
+
+// NewApplier returns the applier that keeps cat from events.
+func NewApplier(cat *Catalog, events EventLog, opts ApplierOptions) *Applier {
+	return &Applier{events: events, cat: cat, log: opts.Log, tracer: opts.Tracer, links: opts.Spans, applied: opts.Applied}
+}
+
+// Applier keeps the node's catalog from EVENTS. It resumes at the sequence
 // after the last one the catalog recorded, so a restart neither skips nor
 // repeats an event: the catalog stores that sequence in the same
 // transaction as the events' effects. Events are applied in batches (one
 // transaction each) because a transaction per event caps a baseline at a
 // few thousand resources a second; a batch lost in a crash is simply read
 // again from EVENTS.
-type applier struct {
-	q      *queue.Queue
-	cat    *catalog.Catalog
+type Applier struct {
+	events EventLog
+	cat    *Catalog
 	log    *slog.Logger
 	tracer trace.Tracer
 	trace  batchTrace // the batch's events' trace contexts
-	links  *linkBook  // where the notifier finds them
+	links  SpanBook   // where the notifier finds them
 	// applied, when set, is signalled (without blocking) after each batch
 	// reaches the catalog, so that the notifier tells subscribers at once.
 	applied chan<- struct{}
 
 	mu    sync.Mutex
-	batch []catalog.Applied
+	batch []Applied
 	timer *time.Timer
 	first time.Time // when the batch's first event came
 	last  time.Time // when its latest event came
@@ -103,8 +133,8 @@ type applier struct {
 	untakenMany bool
 }
 
-// run applies events until ctx ends.
-func (a *applier) run(ctx context.Context) error {
+// Run applies events until ctx ends.
+func (a *Applier) Run(ctx context.Context) error {
 	last, err := a.cat.LastApplied(ctx)
 	if err != nil {
 		return fmt.Errorf("applier: reading last applied sequence: %w", err)
@@ -112,8 +142,8 @@ func (a *applier) run(ctx context.Context) error {
 	a.log.Info("applier starting", "from_seq", last+1)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	err = a.q.Events(ctx, last+1, func(ctx context.Context, seq uint64, at time.Time, ev *viaduct.Event) error {
-		return a.add(ctx, cancel, catalog.Applied{Seq: seq, At: at, Event: ev})
+	err = a.events.Events(ctx, last+1, func(ctx context.Context, seq uint64, at time.Time, ev *viaduct.Event) error {
+		return a.add(ctx, cancel, Applied{Seq: seq, At: at, Event: ev})
 	})
 	a.mu.Lock()
 	if a.timer != nil {
@@ -135,7 +165,7 @@ func (a *applier) run(ctx context.Context) error {
 
 // add queues one event, writing the batch when it is full and arming the
 // timer that writes a partial one.
-func (a *applier) add(ctx context.Context, stop context.CancelFunc, ap catalog.Applied) error {
+func (a *Applier) add(ctx context.Context, stop context.CancelFunc, ap Applied) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.err != nil {
@@ -163,7 +193,7 @@ func (a *applier) add(ctx context.Context, stop context.CancelFunc, ap catalog.A
 
 // expire runs when a batch's timer fires: it writes the batch if it is
 // due, and otherwise sets the timer again.
-func (a *applier) expire(ctx context.Context, stop context.CancelFunc) {
+func (a *Applier) expire(ctx context.Context, stop context.CancelFunc) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	wait, ok := a.due(ctx)
@@ -185,7 +215,7 @@ func (a *applier) expire(ctx context.Context, stop context.CancelFunc) {
 // its own). Called with a.mu held, which it lets go while it asks the
 // server whether the workers are saturated, so that events keep coming
 // in.
-func (a *applier) due(ctx context.Context) (wait time.Duration, ok bool) {
+func (a *Applier) due(ctx context.Context) (wait time.Duration, ok bool) {
 	if len(a.batch) == 0 {
 		return 0, false
 	}
@@ -216,8 +246,8 @@ func (a *applier) due(ctx context.Context) (wait time.Duration, ok bool) {
 // reach Destinations at once. Asked once a batch, when it reaches
 // applyBatchSize; a failure to ask keeps the ordinary bound. A batch
 // still goes at applyBatchMaxDelay.
-func (a *applier) limitAt(ctx context.Context, seq uint64) int {
-	if last, err := a.q.LastEventSeq(ctx); err == nil && last >= seq+applyCatchUp {
+func (a *Applier) limitAt(ctx context.Context, seq uint64) int {
+	if last, err := a.events.LastEventSeq(ctx); err == nil && last >= seq+applyCatchUp {
 		return applyCatchUp
 	}
 	if a.continues() && a.saturated(ctx) {
@@ -258,19 +288,19 @@ const (
 // mayWait reports whether the batch continues the batch written before
 // it, holds fewer than twice its events and is younger than
 // applyBatchMaxDelay: one that waits on while the workers are saturated.
-func (a *applier) mayWait() bool {
+func (a *Applier) mayWait() bool {
 	return len(a.batch) < 2*a.wroteN && a.continues() && time.Since(a.first) < applyBatchMaxDelay
 }
 
 // continues reports whether the pending batch began within applyBatchDelay
 // of the last write: the same stream went on through it.
-func (a *applier) continues() bool { return a.first.Sub(a.wrote) < applyBatchDelay }
+func (a *Applier) continues() bool { return a.first.Sub(a.wrote) < applyBatchDelay }
 
 // saturated reports whether CHANGES holds applyStreamBatch messages
 // (changes, or groups of them) or more that no worker has taken, asking
 // the server at most every saturatedFresh. due calls it without a.mu, so that events keep coming
 // in while it asks; limitAt calls it from the intake of events itself.
-func (a *applier) saturated(ctx context.Context) bool {
+func (a *Applier) saturated(ctx context.Context) bool {
 	a.untakenMu.Lock()
 	defer a.untakenMu.Unlock()
 	if time.Since(a.untakenAt) < saturatedFresh {
@@ -278,7 +308,7 @@ func (a *applier) saturated(ctx context.Context) bool {
 	}
 	ctx, cancel := context.WithTimeout(ctx, saturatedTimeout)
 	defer cancel()
-	n, err := a.q.Untaken(ctx)
+	n, err := a.events.Untaken(ctx)
 	a.untakenAt, a.untakenMany = time.Now(), err == nil && n >= applyStreamBatch
 	return a.untakenMany
 }
@@ -305,7 +335,7 @@ func batchWait(now, first, last time.Time, n int, maxDelay time.Duration) time.D
 // of its events does not start the bound again: a baseline's batches
 // follow one another within applyBatchMaxDelay, however its workers
 // pause.
-func (a *applier) maxDelay() time.Duration {
+func (a *Applier) maxDelay() time.Duration {
 	if a.first.Sub(a.wrote) >= applyBatchMaxDelay {
 		return applyFirstBatchMaxDelay
 	}
@@ -315,7 +345,7 @@ func (a *applier) maxDelay() time.Duration {
 // flushLocked writes the pending batch. An event the catalog refuses is
 // skipped after the rest of the batch is applied one by one: retrying it
 // cannot help, and stopping would stall every later event.
-func (a *applier) flushLocked(ctx context.Context) (err error) {
+func (a *Applier) flushLocked(ctx context.Context) (err error) {
 	if len(a.batch) == 0 {
 		return nil
 	}
@@ -325,7 +355,7 @@ func (a *applier) flushLocked(ctx context.Context) (err error) {
 	ctx, span := a.trace.start(ctx, a.tracer, batch, a.links)
 	defer func() { endApplySpan(span, err) }()
 	err = a.cat.ApplyBatch(ctx, batch)
-	if !errors.Is(err, catalog.ErrInvalid) {
+	if !errors.Is(err, ErrInvalid) {
 		if err != nil {
 			return fmt.Errorf("applier: events %d to %d: %w", batch[0].Seq, batch[len(batch)-1].Seq, err)
 		}
@@ -335,7 +365,7 @@ func (a *applier) flushLocked(ctx context.Context) (err error) {
 	defer a.signal()
 	for _, ap := range batch {
 		err := a.cat.Apply(ctx, ap.Seq, ap.At, ap.Event)
-		if errors.Is(err, catalog.ErrInvalid) {
+		if errors.Is(err, ErrInvalid) {
 			a.log.Error("applier: event refused by the catalog, skipped", "seq", ap.Seq, "source", ap.Event.Source, "uri", ap.Event.URI, "op", ap.Event.Op, "err", err)
 			err = a.cat.Skip(ctx, ap.Seq)
 		}
@@ -348,17 +378,17 @@ func (a *applier) flushLocked(ctx context.Context) (err error) {
 
 // signal tells the notifier that the catalog changed; a signal already
 // waiting covers this one.
-func (a *applier) signal() {
+func (a *Applier) signal() {
 	select {
 	case a.applied <- struct{}{}:
 	default:
 	}
 }
 
-// caughtUp reports whether the catalog has applied every event published
-// so far.
-func caughtUp(ctx context.Context, q *queue.Queue, cat *catalog.Catalog) (bool, error) {
-	last, err := q.LastEventSeq(ctx)
+// CaughtUp reports whether cat has applied every event published to
+// events so far.
+func CaughtUp(ctx context.Context, events EventLog, cat *Catalog) (bool, error) {
+	last, err := events.LastEventSeq(ctx)
 	if err != nil {
 		return false, err
 	}

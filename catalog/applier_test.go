@@ -1,4 +1,4 @@
-package node
+package catalog
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/viaduct-mirror/viaduct"
-	"github.com/viaduct-mirror/viaduct/catalog"
+	"github.com/viaduct-mirror/viaduct/internal/testutil"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/queue/queuetest"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
@@ -85,7 +85,7 @@ func TestBatchWaitsWhileWorkersAreSaturated(t *testing.T) {
 			queueChanges(t, q, c.queued)
 			// The batch's stream paused twice applyBatchDelay ago.
 			now := time.Now()
-			a := &applier{q: q, batch: make([]catalog.Applied, c.n), wroteN: c.wroteN,
+			a := &Applier{events: q, batch: make([]Applied, c.n), wroteN: c.wroteN,
 				first: now.Add(-c.age), last: now.Add(-2 * applyBatchDelay)}
 			if c.wrote != never {
 				a.wrote = now.Add(-c.wrote)
@@ -121,7 +121,7 @@ func queueChanges(t *testing.T, q *queue.Queue, n int) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, 10*time.Second, fmt.Sprintf("the consumer to count %d untaken changes", n), func() bool {
+	testutil.Eventually(t, 10*time.Second, fmt.Sprintf("the consumer to count %d untaken changes", n), func() bool {
 		m, err := q.Untaken(ctx)
 		return err == nil && m == uint64(n)
 	})
@@ -149,7 +149,7 @@ func TestFullBatchGrowsWhileWorkersAreSaturated(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			queueChanges(t, q, c.queued)
-			a := &applier{q: q, first: time.Now().Add(-time.Second)}
+			a := &Applier{events: q, first: time.Now().Add(-time.Second)}
 			if !c.first {
 				a.wrote = a.first.Add(-applyBatchDelay / 2)
 			}
@@ -181,7 +181,7 @@ func TestBatchBoundDoublesFromAStreamsStart(t *testing.T) {
 		{"near the bound", just, applyBatchMaxDelay * 3 / 4, applyBatchMaxDelay},
 		{"at the bound", just, applyBatchMaxDelay, applyBatchMaxDelay},
 	} {
-		a := &applier{first: first, wrote: c.wrote, wroteBound: c.wroteBound}
+		a := &Applier{first: first, wrote: c.wrote, wroteBound: c.wroteBound}
 		if got := a.maxDelay(); got != c.want {
 			t.Errorf("%s: maxDelay = %v, want %v", c.name, got, c.want)
 		}

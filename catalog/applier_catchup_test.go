@@ -1,4 +1,4 @@
-package node
+package catalog
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/viaduct-mirror/viaduct"
-	"github.com/viaduct-mirror/viaduct/catalog"
+	"github.com/viaduct-mirror/viaduct/internal/testutil"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/queue/queuetest"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
@@ -25,7 +25,7 @@ import (
 func TestApplierCatchesUpInLargeBatches(t *testing.T) {
 	ctx := context.Background()
 	q := queuetest.Start(t)
-	cat, err := catalog.Open(ctx, filepath.Join(t.TempDir(), "catalog.db"), nil)
+	cat, err := Open(ctx, filepath.Join(t.TempDir(), "catalog.db"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,10 +57,10 @@ func TestApplierCatchesUpInLargeBatches(t *testing.T) {
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
-		a := &applier{q: q, cat: cat, log: slog.New(slog.DiscardHandler), tracer: tp.Tracer("test")}
-		done <- a.run(runCtx)
+		a := &Applier{events: q, cat: cat, log: slog.New(slog.DiscardHandler), tracer: tp.Tracer("test")}
+		done <- a.Run(runCtx)
 	}()
-	waitFor(t, 2*time.Minute, "the catalog to apply every event", func() bool {
+	testutil.Eventually(t, 2*time.Minute, "the catalog to apply every event", func() bool {
 		last, err := cat.LastApplied(ctx)
 		return err == nil && last == n
 	})
