@@ -61,7 +61,7 @@ func ingestEvents(n int) []Applied {
 // stream, of 750 (what
 // a bound of half a second, the applier's earlier one, made of a baseline
 // at 1,500 a second), of 2,500, as it forms them at a baseline's full
-// rate, and of 10,000, as when it catches up (node/applier.go). Each b.N
+// rate, and of 10,000, as when it catches up (catalog/applier.go). Each b.N
 // is one event; the figure that matters is for a catalog of the
 // baseline's size.
 // KiB-written/event is what the catalog and its WAL wrote to storage,

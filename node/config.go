@@ -17,6 +17,7 @@ import (
 	"github.com/viaduct-mirror/viaduct/fetch"
 	"github.com/viaduct-mirror/viaduct/gc"
 	"github.com/viaduct-mirror/viaduct/harvester"
+	"github.com/viaduct-mirror/viaduct/public"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/republish"
 	"github.com/viaduct-mirror/viaduct/storage/dir"
@@ -40,7 +41,7 @@ type Config struct {
 	PublicURL string `yaml:"public_url"`
 	// Public bounds what clients may hold of the public listener: timeouts,
 	// connections, concurrent list scans and dump downloads.
-	Public PublicConfig `yaml:"public"`
+	Public public.Config `yaml:"public"`
 
 	// Admin is the admin listener: the admin API, the status page,
 	// /metrics, pprof and the health probes (see docs/operations.md).
@@ -141,7 +142,7 @@ func Defaults() Config {
 		Listen:    "127.0.0.1:8080",
 		Admin:     admin.Defaults(),
 		Health:    HealthConfig{MaxCatalogLag: 10000},
-		Public:    PublicDefaults(),
+		Public:    public.Defaults(),
 		Catalog:   CatalogConfig{CheckpointEvery: time.Minute},
 		Log:       LogConfig{Level: "info", Format: "text"},
 		Tracing:   TracingConfig{SampleRatio: 1},

@@ -14,27 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/viaduct-mirror/viaduct/internal/testutil"
+	"github.com/viaduct-mirror/viaduct/public"
 	"github.com/viaduct-mirror/viaduct/sim"
 )
-
-// dialFrom connects to addr from the loopback address from (Linux answers
-// on all of 127/8), so that each crowd has client addresses of its own;
-// rcvbuf, when positive, shrinks the receive buffer so that a reader that
-// stops reading stalls the server's writes at once.
-func dialFrom(from, addr string, rcvbuf int) (net.Conn, error) {
-	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: 10 * time.Second}
-	if rcvbuf > 0 {
-		d.Control = func(_, _ string, c syscall.RawConn) error {
-			var serr error
-			err := c.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, rcvbuf) })
-			if err != nil {
-				return err
-			}
-			return serr
-		}
-	}
-	return d.Dial("tcp", addr)
-}
 
 // TestSlowPeersOnThePublicListener: while a node ingests a Source, 5,000
 // idle connections (from 100 client addresses, 50 each), 200 requests
@@ -75,7 +58,7 @@ func TestSlowPeersOnThePublicListener(t *testing.T) {
 	cfg.Public.RetryAfter = time.Second
 	n := startNode(t, cfg, nil)
 	addr := strings.TrimPrefix(n.URL(), "http://")
-	l := n.ln.(*connLimiter)
+	l := n.ln.(*public.Listener)
 
 	// The apply rate of a calm node, for a Source of the same shape.
 	calm := sourceApplyRate(t, n, "calm", resources)
@@ -102,7 +85,7 @@ func TestSlowPeersOnThePublicListener(t *testing.T) {
 	for a := range 100 {
 		wg.Go(func() {
 			for range idle / 100 {
-				if c, err := dialFrom(fmt.Sprintf("127.0.1.%d", a+1), addr, 0); err == nil {
+				if c, err := testutil.DialFrom(fmt.Sprintf("127.0.1.%d", a+1), addr, 0); err == nil {
 					keep(c)
 				}
 			}
@@ -113,7 +96,7 @@ func TestSlowPeersOnThePublicListener(t *testing.T) {
 	for a := range 50 {
 		wg.Go(func() {
 			for range 4 {
-				c, err := dialFrom(fmt.Sprintf("127.0.2.%d", a+1), addr, 0)
+				c, err := testutil.DialFrom(fmt.Sprintf("127.0.2.%d", a+1), addr, 0)
 				if err != nil {
 					continue
 				}
@@ -126,7 +109,7 @@ func TestSlowPeersOnThePublicListener(t *testing.T) {
 	// 70 Resource List readers that read the status line and stop.
 	for a := range 70 {
 		wg.Go(func() {
-			c, err := dialFrom(fmt.Sprintf("127.0.3.%d", a+1), addr, 2048)
+			c, err := testutil.DialFrom(fmt.Sprintf("127.0.3.%d", a+1), addr, 2048)
 			if err != nil {
 				return
 			}
@@ -167,7 +150,7 @@ func TestSlowPeersOnThePublicListener(t *testing.T) {
 	}
 	wg.Wait()
 	close(slow)
-	if open := l.open(); open > cfg.Public.MaxConns {
+	if open := l.Open(); open > cfg.Public.MaxConns {
 		t.Errorf("%d connections open, above max_conns %d", open, cfg.Public.MaxConns)
 	}
 

@@ -1,4 +1,4 @@
-package node
+package public
 
 import (
 	"bufio"
@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// connLimiter is the public listener: it bounds the connections open in
+// Listener is the public listener: it bounds the connections open in
 // total and per client address, and gives every write a deadline. It never
 // stops accepting: past max, a new connection takes the place of the
 // longest silent one (accepted or kept alive, no request in flight, and
@@ -26,12 +26,12 @@ import (
 // one to replace, or its client at its bound) is answered 503 with
 // Retry-After before it is closed, as a request refused for max_expensive
 // is.
-type connLimiter struct {
+type Listener struct {
 	net.Listener
 	max, perClient int
 	writeTimeout   time.Duration
 	retryAfter     time.Duration
-	m              *publicLimits
+	m              *limits
 	log            *slog.Logger
 
 	mu       sync.Mutex
@@ -58,7 +58,7 @@ const (
 // not yet reported active, is not taken for silence.
 type limitedConn struct {
 	net.Conn
-	l       *connLimiter
+	l       *Listener
 	client  string
 	idle    bool
 	since   time.Time
@@ -66,7 +66,7 @@ type limitedConn struct {
 	heard   atomic.Bool
 }
 
-func (l *connLimiter) Accept() (net.Conn, error) {
+func (l *Listener) Accept() (net.Conn, error) {
 	for {
 		conn, err := l.Listener.Accept()
 		if err != nil {
@@ -80,7 +80,7 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 
 // admit counts conn in, making room if needed; nil when it was refused
 // and closed.
-func (l *connLimiter) admit(conn net.Conn) *limitedConn {
+func (l *Listener) admit(conn net.Conn) *limitedConn {
 	client, _, err := net.SplitHostPort(conn.RemoteAddr().String())
 	if err != nil {
 		client = conn.RemoteAddr().String()
@@ -121,7 +121,7 @@ func (l *connLimiter) admit(conn net.Conn) *limitedConn {
 // unanswered. After the answer the sending side is shut and what else the
 // client sent is read away, still within lingerFor, so that unread bytes
 // do not turn the close into a reset that loses the answer.
-func (l *connLimiter) refuse(conn net.Conn, reason string) {
+func (l *Listener) refuse(conn net.Conn, reason string) {
 	l.m.refused.WithLabelValues(reason).Inc()
 	if l.lingering.Add(1) > maxLingering {
 		l.lingering.Add(-1)
@@ -165,7 +165,7 @@ const refusedBody = "too many connections; retry later\n"
 // passed over and the next oldest asked, so the cost is one scan per
 // request waiting unread, which the server is about to take anyway. mu
 // held.
-func (l *connLimiter) oldestSilent() *limitedConn {
+func (l *Listener) oldestSilent() *limitedConn {
 	passed := map[*limitedConn]bool{}
 	for {
 		var best *limitedConn
@@ -182,7 +182,7 @@ func (l *connLimiter) oldestSilent() *limitedConn {
 }
 
 // dropLocked forgets c; mu held.
-func (l *connLimiter) dropLocked(c *limitedConn) {
+func (l *Listener) dropLocked(c *limitedConn) {
 	if c.dropped {
 		return
 	}
@@ -194,7 +194,7 @@ func (l *connLimiter) dropLocked(c *limitedConn) {
 }
 
 // state follows the server's view of each connection (http.Server.ConnState).
-func (l *connLimiter) state(conn net.Conn, s http.ConnState) {
+func (l *Listener) state(conn net.Conn, s http.ConnState) {
 	c, ok := conn.(*limitedConn)
 	if !ok {
 		return
@@ -212,8 +212,8 @@ func (l *connLimiter) state(conn net.Conn, s http.ConnState) {
 	}
 }
 
-// open is how many connections are counted in.
-func (l *connLimiter) open() int {
+// Open is how many connections are counted in.
+func (l *Listener) Open() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.conns)

@@ -1,4 +1,4 @@
-package node
+package public
 
 import (
 	"errors"
@@ -6,11 +6,11 @@ import (
 	"time"
 )
 
-// PublicConfig bounds what Destinations, known or not, may hold of the
+// Config bounds what Destinations, known or not, may hold of the
 // node through its public listener, so that slow or stalled clients cost
 // only their own responses and the node goes on harvesting and applying
 // (docs/security.md, "Slow and stalled peers").
-type PublicConfig struct {
+type Config struct {
 	// ReadTimeout bounds reading one request, headers and body. Default 30s.
 	ReadTimeout time.Duration `yaml:"read_timeout"`
 	// WriteTimeout bounds each write to a client: a write blocks only
@@ -22,8 +22,8 @@ type PublicConfig struct {
 	// request for that long. Default 60s.
 	IdleTimeout time.Duration `yaml:"idle_timeout"`
 	// MaxConns bounds the connections open at once. Past it, a new
-	// connection takes the place of the longest idle one (no request in
-	// flight, idle for a second at least), or is answered 503 with
+	// connection takes the place of the longest silent one (no request in
+	// flight and none arrived unread), or is answered 503 with
 	// Retry-After and closed when none is; the listener never
 	// stops accepting, so a crowd of idle connections cannot lock out a
 	// Destination. 0 picks half of the process's open-file limit (at most
@@ -43,9 +43,9 @@ type PublicConfig struct {
 	RetryAfter time.Duration `yaml:"retry_after"`
 }
 
-// PublicDefaults is the PublicConfig of a one-machine node.
-func PublicDefaults() PublicConfig {
-	return PublicConfig{
+// Defaults is the Config of a one-machine node.
+func Defaults() Config {
+	return Config{
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       60 * time.Second,
@@ -56,7 +56,7 @@ func PublicDefaults() PublicConfig {
 }
 
 // Validate names the first field that cannot work.
-func (c *PublicConfig) Validate() error {
+func (c *Config) Validate() error {
 	var errs []error
 	for _, d := range []struct {
 		field string
@@ -79,7 +79,7 @@ func (c *PublicConfig) Validate() error {
 }
 
 // maxConns is MaxConns, or half the open-file limit when it is 0.
-func (c *PublicConfig) maxConns() int {
+func (c *Config) maxConns() int {
 	if c.MaxConns > 0 {
 		return c.MaxConns
 	}

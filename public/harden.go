@@ -1,4 +1,4 @@
-package node
+package public
 
 import (
 	"log/slog"
@@ -6,22 +6,21 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// publicLimits are the counters of what the public listener refused.
-type publicLimits struct {
+// limits are the counters of what the public listener refused.
+type limits struct {
 	refused  *prometheus.CounterVec // connections closed at once, by reason
 	evicted  prometheus.Counter     // idle connections closed for a new one
 	busy     prometheus.Counter     // expensive requests answered 503
 	inflight prometheus.Gauge       // expensive requests being served
 }
 
-func newPublicLimits(reg prometheus.Registerer) *publicLimits {
-	m := &publicLimits{
+func newLimits(reg prometheus.Registerer) *limits {
+	m := &limits{
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "viaduct", Subsystem: "public", Name: "conns_refused_total",
 			Help: "Connections closed as soon as accepted: per_client (max_conns_per_client) or full (max_conns, none idle)."}, []string{"reason"}),
 		evicted: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "viaduct", Subsystem: "public", Name: "conns_evicted_total",
@@ -39,14 +38,14 @@ func newPublicLimits(reg prometheus.Registerer) *publicLimits {
 	return m
 }
 
-// hardenPublic applies cfg to the public server srv, whose listener is
+// Harden applies cfg to the public server srv, whose listener is
 // ln, and returns the listener to serve on. The server's own WriteTimeout
 // stays off: it would bound a whole response, and a 50,000-entry list to a
 // slow but honest Destination may take longer than any fixed bound; each
 // write gets cfg.WriteTimeout instead (see limitedConn).
-func hardenPublic(srv *http.Server, ln net.Listener, cfg PublicConfig, log *slog.Logger, reg prometheus.Registerer) net.Listener {
-	m := newPublicLimits(reg)
-	l := &connLimiter{Listener: ln, max: cfg.maxConns(), perClient: cfg.MaxConnsPerClient, writeTimeout: cfg.WriteTimeout, retryAfter: cfg.RetryAfter,
+func Harden(srv *http.Server, ln net.Listener, cfg Config, expensive func(*http.Request) bool, log *slog.Logger, reg prometheus.Registerer) *Listener {
+	m := newLimits(reg)
+	l := &Listener{Listener: ln, max: cfg.maxConns(), perClient: cfg.MaxConnsPerClient, writeTimeout: cfg.WriteTimeout, retryAfter: cfg.RetryAfter,
 		m: m, log: log, conns: map[*limitedConn]struct{}{}, byClient: map[string]int{}}
 	srv.ReadTimeout = cfg.ReadTimeout
 	srv.IdleTimeout = cfg.IdleTimeout
@@ -57,7 +56,7 @@ func hardenPublic(srv *http.Server, ln net.Listener, cfg PublicConfig, log *slog
 			prev(c, s)
 		}
 	}
-	srv.Handler = limitExpensive(srv.Handler, cfg.MaxExpensive, cfg.RetryAfter, m)
+	srv.Handler = limitExpensive(srv.Handler, expensive, cfg.MaxExpensive, cfg.RetryAfter, m)
 	log.Info("public listener limits", "max_conns", l.max, "max_conns_per_client", l.perClient,
 		"read_timeout", cfg.ReadTimeout, "write_timeout", cfg.WriteTimeout, "idle_timeout", cfg.IdleTimeout, "max_expensive", cfg.MaxExpensive)
 	return l
@@ -67,7 +66,7 @@ func hardenPublic(srv *http.Server, ln net.Listener, cfg PublicConfig, log *slog
 // scan or a dump download) while max of them are being served: they are
 // what a crowd of Destinations could use to take the catalog's read
 // connections and the disk from the node's own work.
-func limitExpensive(next http.Handler, max int, retryAfter time.Duration, m *publicLimits) http.Handler {
+func limitExpensive(next http.Handler, expensive func(*http.Request) bool, max int, retryAfter time.Duration, m *limits) http.Handler {
 	sem := make(chan struct{}, max)
 	ra := retryAfterValue(retryAfter)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -87,17 +86,6 @@ func limitExpensive(next http.Handler, max int, retryAfter time.Duration, m *pub
 		defer func() { <-sem; m.inflight.Dec() }()
 		next.ServeHTTP(w, r)
 	})
-}
-
-// expensive: a Resource or Change List or Index (a catalog scan), or a
-// dump package.
-func expensive(r *http.Request) bool {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		return false
-	}
-	_, rest, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
-	return rest == "resourcelist.xml" || rest == "changelist.xml" ||
-		strings.HasPrefix(rest, "resourcelist/") || strings.HasPrefix(rest, "changelist/") || strings.HasPrefix(rest, "dumps/")
 }
 
 // retryAfterValue is d as a Retry-After header's whole seconds.

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package node
+package public
 
 // openFileLimit is a conservative guess where the limit cannot be read.
 func openFileLimit() int { return 1024 }

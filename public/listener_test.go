@@ -1,4 +1,4 @@
-package node
+package public
 
 import (
 	"bufio"
@@ -13,21 +13,23 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/viaduct-mirror/viaduct/internal/testutil"
 )
 
 // listenHardened serves a plain handler behind the public listener's
 // limits on loopback, and returns its address and the listener.
-func listenHardened(t *testing.T, cfg PublicConfig) (string, *connLimiter) {
+func listenHardened(t *testing.T, cfg Config) (string, *Listener) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") })}
-	l := hardenPublic(srv, ln, cfg, slog.New(slog.DiscardHandler), prometheus.NewRegistry())
+	l := Harden(srv, ln, cfg, func(*http.Request) bool { return false }, slog.New(slog.DiscardHandler), prometheus.NewRegistry())
 	go srv.Serve(l)
 	t.Cleanup(func() { srv.Close() })
-	return ln.Addr().String(), l.(*connLimiter)
+	return ln.Addr().String(), l
 }
 
 // get sends one request on a connection of its own from the client
@@ -48,12 +50,12 @@ func getFrom(t *testing.T, from, addr string) (int, string, error) {
 // clientAtItsBound serves the public listener with room for maxConns
 // connections, one per client and Retry-After 3s, and connects once from
 // 127.0.0.2, sending nothing: that client is at its bound.
-func clientAtItsBound(t *testing.T, maxConns int) (addr string, l *connLimiter, silent net.Conn) {
+func clientAtItsBound(t *testing.T, maxConns int) (addr string, l *Listener, silent net.Conn) {
 	t.Helper()
-	cfg := Defaults().Public
+	cfg := Defaults()
 	cfg.MaxConns, cfg.MaxConnsPerClient, cfg.RetryAfter = maxConns, 1, 3*time.Second
 	addr, l = listenHardened(t, cfg)
-	silent, err := dialFrom("127.0.0.2", addr, 0)
+	silent, err := testutil.DialFrom("127.0.0.2", addr, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +68,7 @@ func clientAtItsBound(t *testing.T, maxConns int) (addr string, l *connLimiter, 
 // the listener must never take for an idle connection.
 func busyFrom(t *testing.T, from, addr string) net.Conn {
 	t.Helper()
-	c, err := dialFrom(from, addr, 0)
+	c, err := testutil.DialFrom(from, addr, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,9 +105,9 @@ func TestListenerRefusesWithRetryAfter(t *testing.T) {
 	// finished request and the evicted connection are counted out by the
 	// server's goroutines, and the second request's bytes reach the
 	// listener's side through the kernel: both are waited for.
-	waitFor(t, 10*time.Second, "the finished and the evicted connections to be counted out", func() bool { return l.open() == 1 })
+	testutil.Eventually(t, 10*time.Second, "the finished and the evicted connections to be counted out", func() bool { return l.Open() == 1 })
 	busyFrom(t, "127.0.0.5", addr)
-	waitFor(t, 10*time.Second, "both requests in flight to be seen", func() bool {
+	testutil.Eventually(t, 10*time.Second, "both requests in flight to be seen", func() bool {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		return len(l.conns) == 2 && l.oldestSilent() == nil
@@ -125,8 +127,8 @@ func TestRequestWaitingUnreadIsNotEvicted(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	l := &connLimiter{Listener: ln, max: 1, perClient: 8, writeTimeout: time.Second, retryAfter: time.Second,
-		m: newPublicLimits(prometheus.NewRegistry()), log: slog.New(slog.DiscardHandler),
+	l := &Listener{Listener: ln, max: 1, perClient: 8, writeTimeout: time.Second, retryAfter: time.Second,
+		m: newLimits(prometheus.NewRegistry()), log: slog.New(slog.DiscardHandler),
 		conns: map[*limitedConn]struct{}{}, byClient: map[string]int{}}
 	// admitNext admits the next connection as Accept would; nil when it
 	// is refused.
@@ -148,7 +150,7 @@ func TestRequestWaitingUnreadIsNotEvicted(t *testing.T) {
 	if _, err := io.WriteString(asking, "GET / HTTP/1.1\r\nHost: viaduct\r\n\r\n"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "the request to reach the accepted socket", func() bool { return pending(first.Conn) })
+	testutil.Eventually(t, 10*time.Second, "the request to reach the accepted socket", func() bool { return pending(first.Conn) })
 	// A newcomer finds no silent connection: it is refused, answered 503
 	// once it asks, and the waiting request keeps its connection.
 	newcomer, err := net.Dial("tcp", ln.Addr().String())
@@ -164,7 +166,7 @@ func TestRequestWaitingUnreadIsNotEvicted(t *testing.T) {
 	if resp, err := http.ReadResponse(bufio.NewReader(newcomer), nil); err != nil || resp.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("a newcomer beside a request waiting unread: %v %v, want 503", resp, err)
 	}
-	if l.open() != 1 || first.dropped {
+	if l.Open() != 1 || first.dropped {
 		t.Fatalf("the connection with a request waiting was taken for the newcomer")
 	}
 	// Once its request is read and it is idle again with nothing sent,
@@ -196,7 +198,7 @@ func TestRequestWaitingUnreadIsNotEvicted(t *testing.T) {
 // that never asks is closed unanswered.
 func TestRefusedClientIsAnsweredOnceItAsks(t *testing.T) {
 	addr, _, _ := clientAtItsBound(t, 4)
-	early, err := dialFrom("127.0.0.2", addr, 0)
+	early, err := testutil.DialFrom("127.0.0.2", addr, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +215,7 @@ func TestRefusedClientIsAnsweredOnceItAsks(t *testing.T) {
 	if err != nil || resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "3" {
 		t.Fatalf("a refused client's request: %v %v, want 503 with Retry-After 3", resp, err)
 	}
-	mute, err := dialFrom("127.0.0.2", addr, 0)
+	mute, err := testutil.DialFrom("127.0.0.2", addr, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
