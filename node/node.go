@@ -47,6 +47,7 @@ type Node struct {
 	blobs  storage.Blobs
 	cat    *catalog.Catalog
 	roles  *roles
+	repub  *republish.Server
 	note   *notify
 	faults roleFaults
 	http   *http.Server
@@ -140,6 +141,7 @@ func Start(ctx context.Context, cfg Config, opts Options) (n *Node, err error) {
 	if err != nil {
 		return n, fmt.Errorf("starting republisher: %w", err)
 	}
+	n.repub = repub
 	if n.roles, err = startRoles(runCtx, n, opts); err != nil {
 		return n, err
 	}

@@ -92,7 +92,7 @@ func startNotify(ctx context.Context, n *Node, repub *republish.Server) (*notify
 		n.spawn("hub-follow", func() error { return followHub(ctx, hub, changed, log) })
 		pub = r.hub
 	}
-	pub = newLinkingPublisher(pub, n.links, repub.Topics())
+	pub = newLinkingPublisher(pub, n.links, repub.TopicCollection)
 	kv, err := n.q.Bucket(ctx, queue.BucketHub)
 	if err != nil {
 		r.close()

@@ -46,28 +46,26 @@ func (b *linkBook) take(collection string) []trace.SpanContext {
 // linkingPublisher hands the hub, with each publication, the changes it
 // notifies (see linkBook).
 type linkingPublisher struct {
-	next       websub.Publisher
-	book       *linkBook
-	collection map[string]string // by topic
+	next websub.Publisher
+	book *linkBook
+	// collection is the collection whose topic a topic is, for those
+	// added by a reload too.
+	collection func(topic string) string
 }
 
 var _ websub.Publisher = (*linkingPublisher)(nil)
 
-func newLinkingPublisher(next websub.Publisher, book *linkBook, topics map[string]string) *linkingPublisher {
-	byTopic := map[string]string{}
-	for c, t := range topics {
-		byTopic[t] = c
-	}
-	return &linkingPublisher{next: next, book: book, collection: byTopic}
+func newLinkingPublisher(next websub.Publisher, book *linkBook, collection func(topic string) string) *linkingPublisher {
+	return &linkingPublisher{next: next, book: book, collection: collection}
 }
 
 func (p *linkingPublisher) Publish(ctx context.Context, topic string, payload []byte) error {
-	links := p.book.take(p.collection[topic])
+	links := p.book.take(p.collection(topic))
 	err := p.next.Publish(websub.WithLinks(ctx, links...), topic, payload)
 	if err != nil {
 		// Published again later: keep the links for that publication.
 		for _, sc := range links {
-			p.book.Add(p.collection[topic], sc)
+			p.book.Add(p.collection(topic), sc)
 		}
 	}
 	return err

@@ -19,13 +19,13 @@ func (s *Server) serveSourceDescription(w http.ResponseWriter, r *http.Request) 
 	if s.cfg.DescribedBy != "" {
 		h.Links = append(h.Links, resourcesync.Link{Rel: "describedby", Href: s.cfg.DescribedBy})
 	}
-	s.send(w, r, reply{doc: "description", contentType: xmlType, etag: etagOf("description", s.confID),
+	s.send(w, r, reply{doc: "description", contentType: xmlType, etag: etagOf("description", s.confID()),
 		write: func(out io.Writer) (int, error) {
 			wr, err := resourcesync.NewWriter(out, h)
 			if err != nil {
 				return 0, err
 			}
-			for _, c := range s.cfg.Collections {
+			for _, c := range s.collections() {
 				e := resourcesync.Entry{Loc: s.capabilityListURL(c.Name), MD: &resourcesync.MD{Capability: resourcesync.CapCapabilityList}}
 				if c.DescribedBy != "" {
 					e.Links = []resourcesync.Link{{Rel: "describedby", Href: c.DescribedBy}}
@@ -34,7 +34,7 @@ func (s *Server) serveSourceDescription(w http.ResponseWriter, r *http.Request) 
 					return 0, err
 				}
 			}
-			return len(s.cfg.Collections), wr.Close()
+			return len(s.collections()), wr.Close()
 		}})
 }
 
@@ -58,7 +58,7 @@ func (s *Server) serveCapabilityList(w http.ResponseWriter, r *http.Request, c *
 	if s.notifyOn() {
 		caps = append(caps, s.notificationCapability(c))
 	}
-	s.send(w, r, reply{doc: "capabilitylist", contentType: xmlType, etag: etagOf("capabilitylist", c.Name, s.confID),
+	s.send(w, r, reply{doc: "capabilitylist", contentType: xmlType, etag: etagOf("capabilitylist", c.Name, s.confID()),
 		write: func(out io.Writer) (int, error) {
 			wr, err := resourcesync.NewWriter(out, h)
 			if err != nil {

@@ -80,7 +80,7 @@ func (s *Server) serveChangeListIndex(w http.ResponseWriter, r *http.Request, c 
 		MD:    resourcesync.MD{Capability: resourcesync.CapChangeList, From: lists[0].from},
 		Links: []resourcesync.Link{{Rel: "up", Href: s.capabilityListURL(c.Name)}},
 	}
-	etag := etagOf("changelist-index", c.Name, st.Changes, st.Last.UnixNano(), open.UnixNano(), starts[0].UnixNano(), s.confID)
+	etag := etagOf("changelist-index", c.Name, st.Changes, st.Last.UnixNano(), open.UnixNano(), starts[0].UnixNano(), s.confID())
 	s.send(w, r, reply{doc: "changelist-index", contentType: xmlType, etag: etag, modified: st.Last,
 		write: func(out io.Writer) (int, error) {
 			wr, err := resourcesync.NewWriter(out, h)
@@ -183,7 +183,7 @@ func (s *Server) serveChangeList(w http.ResponseWriter, r *http.Request, c *Coll
 		rp.closed = true
 		rp.modified = md.Until
 	}
-	rp.etag = etagOf("changelist", c.Name, from.UnixNano(), until.UnixNano(), st.Changes, st.Last.UnixNano(), s.confID)
+	rp.etag = etagOf("changelist", c.Name, from.UnixNano(), until.UnixNano(), st.Changes, st.Last.UnixNano(), s.confID())
 	h := &resourcesync.Header{MD: md, Links: []resourcesync.Link{
 		{Rel: "up", Href: s.capabilityListURL(c.Name)},
 		{Rel: "index", Href: s.changeListIndexURL(c.Name)},

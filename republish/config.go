@@ -128,11 +128,8 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	seen := map[string]bool{}
 	for i, col := range c.Collections {
-		if reserved[col.Name] {
-			return c, fmt.Errorf("republish: collections[%d].name %q: reserved for the server's own paths", i, col.Name)
-		}
-		if !collectionName.MatchString(col.Name) {
-			return c, fmt.Errorf("republish: collections[%d].name %q: letters, digits, '.', '_', '-' only", i, col.Name)
+		if err := checkCollectionName(col.Name); err != nil {
+			return c, fmt.Errorf("republish: collections[%d].name: %w", i, err)
 		}
 		if seen[col.Name] {
 			return c, fmt.Errorf("republish: collections[%d].name %q: listed twice", i, col.Name)
@@ -140,6 +137,17 @@ func (c Config) withDefaults() (Config, error) {
 		seen[col.Name] = true
 	}
 	return c, nil
+}
+
+// checkCollectionName says why name cannot be a collection's, if it cannot.
+func checkCollectionName(name string) error {
+	if reserved[name] {
+		return fmt.Errorf("%q: reserved for the server's own paths", name)
+	}
+	if !collectionName.MatchString(name) {
+		return fmt.Errorf("%q: letters, digits, '.', '_', '-' only", name)
+	}
+	return nil
 }
 
 // configID identifies the configuration's effect on documents, for the

@@ -48,7 +48,7 @@ func dropped(cur, next *dumpState) []string {
 // BlobRefs names every blob the dumps serve: each package's ZIP and its
 // manifest copy, listed or retired.
 func (d *Dumps) BlobRefs(ctx context.Context, fn func(key string) error) error {
-	for _, c := range d.s.cfg.Collections {
+	for _, c := range d.s.collections() {
 		ds := d.current(c.Name)
 		lists := [][]dumpPackage{ds.Changes, ds.Retired}
 		if ds.Resource != nil {
@@ -71,7 +71,7 @@ func (d *Dumps) BlobRefs(ctx context.Context, fn func(key string) error) error {
 // Superseded lists the ZIP keys of the packages no longer served.
 func (d *Dumps) Superseded(ctx context.Context) ([]string, error) {
 	var out []string
-	for _, c := range d.s.cfg.Collections {
+	for _, c := range d.s.collections() {
 		out = append(out, d.current(c.Name).Superseded...)
 	}
 	return out, ctx.Err()
@@ -79,7 +79,7 @@ func (d *Dumps) Superseded(ctx context.Context) ([]string, error) {
 
 // Forget drops keys from the superseded packages: their blobs are gone.
 func (d *Dumps) Forget(ctx context.Context, keys []string) error {
-	for _, c := range d.s.cfg.Collections {
+	for _, c := range d.s.collections() {
 		if !slices.ContainsFunc(d.current(c.Name).Superseded, func(k string) bool { return slices.Contains(keys, k) }) {
 			continue
 		}

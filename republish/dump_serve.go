@@ -56,7 +56,7 @@ func (d *Dumps) route(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name, rest, _ := strings.Cut(strings.TrimPrefix(r.URL.EscapedPath(), "/"), "/")
-	col := s.colls[name]
+	col := s.collection(name)
 	if col == nil {
 		s.fail(w, r, "dump", http.StatusNotFound, nil)
 		return
@@ -100,7 +100,7 @@ func (d *Dumps) serveResourceDump(w http.ResponseWriter, r *http.Request, c *Col
 	for i, p := range rd.Packages {
 		keys[i] = p.Key
 	}
-	etag := etagOf("resourcedump", c.Name, rd.At.UnixNano(), rd.Completed.UnixNano(), strings.Join(keys, ","), s.confID)
+	etag := etagOf("resourcedump", c.Name, rd.At.UnixNano(), rd.Completed.UnixNano(), strings.Join(keys, ","), s.confID())
 	d.sendPackages(w, r, "resourcedump", etag, h, c.Name, rd.Packages)
 }
 
@@ -127,7 +127,7 @@ func (d *Dumps) serveChangeDump(w http.ResponseWriter, r *http.Request, c *Colle
 	if n := len(ds.Changes); n > 0 {
 		last = ds.Changes[n-1].Key
 	}
-	etag := etagOf("changedump", c.Name, from.UnixNano(), len(ds.Changes), last, s.confID)
+	etag := etagOf("changedump", c.Name, from.UnixNano(), len(ds.Changes), last, s.confID())
 	d.sendPackages(w, r, "changedump", etag, h, c.Name, ds.Changes)
 }
 

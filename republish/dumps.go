@@ -49,16 +49,33 @@ func NewDumps(ctx context.Context, s *Server, blobs storage.Blobs, store StateSt
 	}
 	d := &Dumps{s: s, cfg: s.cfg.Dumps, blobs: blobs, store: store, log: logger,
 		state: map[string]*dumpState{}, locks: map[string]*dumpLocks{}}
-	for _, c := range s.cfg.Collections {
-		ds, err := loadDumpState(ctx, store, c.Name)
-		if err != nil {
-			return nil, fmt.Errorf("republish: %w", err)
-		}
-		d.state[c.Name] = ds
-		d.locks[c.Name] = &dumpLocks{}
+	if err := d.add(ctx, s.Collections()); err != nil {
+		return nil, err
 	}
 	s.dumps = d
 	return d, nil
+}
+
+// add loads what earlier runs built for the collections names, which the
+// server is about to serve.
+func (d *Dumps) add(ctx context.Context, names []string) error {
+	loaded := map[string]*dumpState{}
+	for _, name := range names {
+		ds, err := loadDumpState(ctx, d.store, name)
+		if err != nil {
+			return fmt.Errorf("republish: %w", err)
+		}
+		loaded[name] = ds
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for name, ds := range loaded {
+		if d.state[name] == nil {
+			d.state[name] = ds
+			d.locks[name] = &dumpLocks{}
+		}
+	}
+	return nil
 }
 
 // Run builds what is missing (a Resource Dump for each collection that
@@ -74,13 +91,13 @@ func (d *Dumps) Run(ctx context.Context) error {
 	}
 	c := cron.New(cron.WithLocation(time.UTC), cron.WithChain(cron.SkipIfStillRunning(cron.DiscardLogger)))
 	c.Schedule(sched, cron.FuncJob(func() {
-		for _, col := range d.s.cfg.Collections {
+		for _, col := range d.s.collections() {
 			d.logged(ctx, col.Name, "resource dump", d.RebuildResourceDump(ctx, col.Name))
 		}
 	}))
 	c.Start()
 	defer func() { <-c.Stop().Done() }()
-	for _, col := range d.s.cfg.Collections {
+	for _, col := range d.s.collections() {
 		if d.current(col.Name).Resource == nil {
 			d.logged(ctx, col.Name, "resource dump", d.RebuildResourceDump(ctx, col.Name))
 		}
@@ -88,7 +105,7 @@ func (d *Dumps) Run(ctx context.Context) error {
 	t := time.NewTicker(d.cfg.CheckEvery)
 	defer t.Stop()
 	for {
-		for _, col := range d.s.cfg.Collections {
+		for _, col := range d.s.collections() {
 			d.logged(ctx, col.Name, "change dump", d.UpdateChangeDump(ctx, col.Name))
 		}
 		select {
@@ -119,7 +136,7 @@ func (d *Dumps) Rebuild(ctx context.Context, coll string) error {
 // its current state. The previous one's packages stay served, unlisted,
 // until the next rebuild.
 func (d *Dumps) RebuildResourceDump(ctx context.Context, coll string) error {
-	l := d.locks[coll]
+	l := d.lock(coll)
 	if l == nil {
 		return fmt.Errorf("republish: collection %s: %w", coll, ErrNotFound)
 	}
@@ -146,7 +163,7 @@ func (d *Dumps) RebuildResourceDump(ctx context.Context, coll string) error {
 // UpdateChangeDump packages the collection's Change List periods closed
 // since its last package, if any.
 func (d *Dumps) UpdateChangeDump(ctx context.Context, coll string) error {
-	l := d.locks[coll]
+	l := d.lock(coll)
 	if l == nil {
 		return fmt.Errorf("republish: collection %s: %w", coll, ErrNotFound)
 	}
@@ -172,6 +189,13 @@ func (d *Dumps) UpdateChangeDump(ctx context.Context, coll string) error {
 	return err
 }
 
+// lock is the collection's build locks; nil for a collection not served.
+func (d *Dumps) lock(coll string) *dumpLocks {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.locks[coll]
+}
+
 // current is the collection's state as last saved.
 func (d *Dumps) current(coll string) *dumpState {
 	d.mu.RLock()
@@ -182,7 +206,7 @@ func (d *Dumps) current(coll string) *dumpState {
 // update applies change to a copy of the collection's state, saves the
 // copy and only then serves it.
 func (d *Dumps) update(ctx context.Context, coll string, change func(*dumpState)) error {
-	l := d.locks[coll]
+	l := d.lock(coll)
 	l.state.Lock()
 	defer l.state.Unlock()
 	cur := d.current(coll)

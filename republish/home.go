@@ -32,11 +32,11 @@ type homeCollection struct {
 
 func (s *Server) serveHome(w http.ResponseWriter, r *http.Request) {
 	var cs []homeCollection
-	for _, c := range s.cfg.Collections {
+	for _, c := range s.collections() {
 		cs = append(cs, homeCollection{Name: c.Name, SourceDescription: s.sourceDescriptionURL(),
 			CapabilityList: s.capabilityListURL(c.Name), ResourceList: s.resourceListURL(c.Name), ChangeList: s.changeListIndexURL(c.Name)})
 	}
-	s.send(w, r, reply{doc: "html", contentType: "text/html; charset=utf-8", etag: etagOf("home", s.confID),
+	s.send(w, r, reply{doc: "html", contentType: "text/html; charset=utf-8", etag: etagOf("home", s.confID()),
 		write: func(out io.Writer) (int, error) { return len(cs), homePage.Execute(out, cs) }})
 }
 
@@ -45,13 +45,13 @@ func (s *Server) serveHome(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serveRobots(w http.ResponseWriter, r *http.Request) {
 	var b strings.Builder
 	b.WriteString("User-agent: *\nDisallow:\n")
-	for _, c := range s.cfg.Collections {
+	for _, c := range s.collections() {
 		b.WriteString("Sitemap: " + s.resourceListURL(c.Name) + "\n")
 	}
 	body := b.String()
-	s.send(w, r, reply{doc: "robots", contentType: "text/plain; charset=utf-8", etag: etagOf("robots", s.confID),
+	s.send(w, r, reply{doc: "robots", contentType: "text/plain; charset=utf-8", etag: etagOf("robots", s.confID()),
 		write: func(out io.Writer) (int, error) {
 			_, err := io.WriteString(out, body)
-			return len(s.cfg.Collections), err
+			return len(s.collections()), err
 		}})
 }

@@ -56,7 +56,15 @@ func NewNotifier(s *Server, state KV, pub websub.Publisher, logger *slog.Logger)
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Notifier{s: s, cfg: cfg, state: state, pub: pub, log: logger, now: time.Now}, nil
+	n := &Notifier{s: s, cfg: cfg, state: state, pub: pub, log: logger, now: time.Now}
+	// A collection added while the node runs is switched on as it is
+	// added, before any of its changes: its subscribers are told of them
+	// all, however soon they come.
+	s.whenAdded(func(ctx context.Context, c string) error {
+		_, err := n.load(ctx, c)
+		return err
+	})
+	return n, nil
 }
 
 // cursor is a collection's position, stored as JSON under cursorKey.
@@ -112,7 +120,7 @@ func (n *Notifier) RunWoken(ctx context.Context, wake <-chan struct{}) error {
 // notification.
 func (n *Notifier) Flush(ctx context.Context) error {
 	var errs []error
-	for _, c := range n.s.cfg.Collections {
+	for _, c := range n.s.collections() {
 		if err := n.flush(ctx, c.Name); err != nil {
 			errs = append(errs, err)
 		}

@@ -93,25 +93,22 @@ func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n))
 }
 
-// Publisher returns pub counting what it publishes for s's collections.
+// Publisher returns pub counting what it publishes for s's collections,
+// those added later included.
 func (m *NotifyMetrics) Publisher(s *Server, pub websub.Publisher) websub.Publisher {
-	byTopic := map[string]string{}
-	for _, c := range s.cfg.Collections {
-		byTopic[s.TopicURL(c.Name)] = c.Name
-	}
-	return &countingPublisher{m: m, pub: pub, byTopic: byTopic}
+	return &countingPublisher{m: m, pub: pub, s: s}
 }
 
 type countingPublisher struct {
-	m       *NotifyMetrics
-	pub     websub.Publisher
-	byTopic map[string]string
+	m   *NotifyMetrics
+	pub websub.Publisher
+	s   *Server
 }
 
 var _ websub.Publisher = (*countingPublisher)(nil)
 
 func (p *countingPublisher) Publish(ctx context.Context, topic string, payload []byte) error {
-	c := p.byTopic[topic]
+	c := p.s.TopicCollection(topic)
 	if err := p.pub.Publish(ctx, topic, payload); err != nil {
 		p.m.failed.WithLabelValues(c).Inc()
 		return err

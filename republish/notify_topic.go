@@ -41,10 +41,21 @@ func (s *Server) Topics() map[string]string {
 	if !s.notifyOn() {
 		return out
 	}
-	for _, c := range s.cfg.Collections {
+	for _, c := range s.collections() {
 		out[c.Name] = s.TopicURL(c.Name)
 	}
 	return out
+}
+
+// TopicCollection is the name of the collection whose topic is topic;
+// empty when none is.
+func (s *Server) TopicCollection(topic string) string {
+	for _, c := range s.collections() {
+		if s.TopicURL(c.Name) == topic {
+			return c.Name
+		}
+	}
+	return ""
 }
 
 // NotifyConfig is the notification configuration with its defaults.

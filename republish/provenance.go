@@ -42,7 +42,7 @@ func (s *Server) serveProvenance(w http.ResponseWriter, r *http.Request) {
 		var u *url.URL
 		if u, err = url.Parse("/" + rest); err == nil {
 			coll, origin, perr := parseResourcePath(u.EscapedPath(), u.RawQuery, u.ForceQuery)
-			if perr != nil || s.colls[coll] == nil {
+			if perr != nil || s.collection(coll) == nil {
 				s.fail(w, r, doc, http.StatusNotFound, nil)
 				return
 			}
@@ -64,7 +64,7 @@ func (s *Server) serveProvenance(w http.ResponseWriter, r *http.Request) {
 	}
 	out := provenanceReply{URI: uri}
 	for _, rec := range recs {
-		if s.colls[rec.Collection] == nil {
+		if s.collection(rec.Collection) == nil {
 			continue
 		}
 		self, err := s.ResourceURI(rec.Collection, provenance.OriginURI(&rec.Upstream))

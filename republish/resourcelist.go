@@ -31,7 +31,7 @@ func (s *Server) serveResourceList(w http.ResponseWriter, r *http.Request, c *Co
 		s.fail(w, r, "resourcelist", http.StatusInternalServerError, fmt.Errorf("collection %s: catalog state: %w", c.Name, err))
 		return
 	}
-	etag := etagOf("resourcelist", c.Name, st.Changes, st.Last.UnixNano(), rev, s.confID)
+	etag := etagOf("resourcelist", c.Name, st.Changes, st.Last.UnixNano(), rev, s.confID())
 	if fresh(r, etag, st.Last) {
 		s.send(w, r, reply{doc: "resourcelist", contentType: xmlType, etag: etag, modified: st.Last})
 		return
@@ -151,7 +151,7 @@ func (s *Server) serveResourceListPart(w http.ResponseWriter, r *http.Request, c
 		s.fail(w, r, "resourcelist-part", http.StatusInternalServerError, fmt.Errorf("collection %s: catalog state: %w", c.Name, err))
 		return
 	}
-	etag := etagOf("resourcelist-part", c.Name, p.after, p.last, seq, st.Changes, st.Last.UnixNano(), rev, s.confID)
+	etag := etagOf("resourcelist-part", c.Name, p.after, p.last, seq, st.Changes, st.Last.UnixNano(), rev, s.confID())
 	at, snap, err := s.snapshotTime(r.Context(), c.Name, seq)
 	if err != nil {
 		s.failSnapshot(w, r, fmt.Errorf("collection %s: part %s: %w", c.Name, r.URL.RequestURI(), err))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,13 +29,13 @@ var _ BlobOpener = (storage.Blobs)(nil)
 // is the plan of each Resource List Index, for the catalog state it was
 // made from (see planCache).
 type Server struct {
-	cfg    Config
-	cat    Catalog
-	blobs  BlobOpener
-	log    *slog.Logger
-	m      *metrics
-	colls  map[string]*Collection
-	confID string
+	cfg   Config
+	cat   Catalog
+	blobs BlobOpener
+	log   *slog.Logger
+	m     *metrics
+	// colls is the collections served now (see AddCollections).
+	colls *collsNow
 	// now is the clock, for the rare document that has no change time to
 	// date it by (an empty collection).
 	now func() time.Time
@@ -67,12 +68,10 @@ func New(cfg Config, cat Catalog, blobs BlobOpener, logger *slog.Logger, reg pro
 	if err != nil {
 		return nil, fmt.Errorf("republish: register metrics: %w", err)
 	}
-	s := &Server{cfg: cfg, cat: cat, blobs: blobs, log: logger, m: m, colls: map[string]*Collection{}, now: time.Now,
+	s := &Server{cfg: cfg, cat: cat, blobs: blobs, log: logger, m: m, now: time.Now,
 		plans: newPlanCache(), split: &pieceCache{}}
-	for i := range s.cfg.Collections {
-		s.colls[s.cfg.Collections[i].Name] = &s.cfg.Collections[i]
-	}
-	s.confID = configID(s.cfg)
+	s.colls = &collsNow{}
+	s.colls.cur.Store(newCollSet(cfg, slices.Clone(cfg.Collections)))
 	if s.cache, err = newDocCache(s.cfg.Cache); err != nil {
 		return nil, err
 	}
@@ -107,7 +106,7 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name, rest, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
-	col := s.colls[name]
+	col := s.collection(name)
 	if col == nil {
 		s.fail(w, r, "other", http.StatusNotFound, nil)
 		return
