@@ -14,9 +14,10 @@ import (
 // UnitFile is the systemd unit of deploy/systemd.
 const UnitFile = "systemd/viaduct.service"
 
-// ErrNoSystemdAnalyze is returned where systemd-analyze is not
-// installed: the unit cannot be checked there.
-var ErrNoSystemdAnalyze = errors.New("systemd-analyze is not installed")
+// ErrNoSystemdAnalyze is returned where systemd's tools
+// (systemd-analyze, systemd-sysusers) are not installed: the unit and
+// its user cannot be checked there.
+var ErrNoSystemdAnalyze = errors.New("systemd-analyze or systemd-sysusers is not installed")
 
 // unitBinary is the program the unit runs, which is not installed where
 // the unit is checked.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 	"testing"
 )
 
@@ -41,4 +42,18 @@ func TestSystemdUnitRefusesBroken(t *testing.T) {
 		skipWithoutSystemdAnalyze(t, err)
 		refused(t, c.breakage, err, c.want)
 	}
+}
+
+func TestSysusersMakesTheUnitsUser(t *testing.T) {
+	users, groups, err := Sysusers(context.Background(), path(SysusersFile))
+	skipWithoutSystemdAnalyze(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(users, []string{"viaduct"}) || !slices.Equal(groups, []string{"viaduct"}) {
+		t.Errorf("%s makes users %q and groups %q; the unit runs as viaduct:viaduct", SysusersFile, users, groups)
+	}
+	b := breakage{"a line systemd-sysusers cannot read", "/var/lib/viaduct", "/var/lib/viaduct /bin/sh extra"}
+	_, _, err = Sysusers(context.Background(), broken(t, SysusersFile, b))
+	refused(t, b, err, "Trailing garbage")
 }
