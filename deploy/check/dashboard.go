@@ -14,9 +14,15 @@ const DashboardFile = "grafana/viaduct.json"
 // which is not PromQL: its expr is.
 var labelValues = regexp.MustCompile(`^label_values\((.+),\s*(\w+)\)$`)
 
+// Query is one PromQL query of a dashboard; Label is the label a
+// label_values variable lists.
+type Query struct {
+	Expr, Label string
+}
+
 // DashboardQueries are the PromQL queries of a dashboard's panels and
 // query variables, by where they are.
-func DashboardQueries(file string) (map[string]string, error) {
+func DashboardQueries(file string) (map[string]Query, error) {
 	b, err := os.ReadFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("reading dashboard: %w", err)
@@ -34,7 +40,7 @@ func DashboardQueries(file string) (map[string]string, error) {
 	if err := json.Unmarshal(b, &d); err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
-	out := map[string]string{}
+	out := map[string]Query{}
 	for _, v := range d.Templating.List {
 		if v.Type != "query" {
 			continue
@@ -49,13 +55,13 @@ func DashboardQueries(file string) (map[string]string, error) {
 		if m == nil {
 			return nil, fmt.Errorf("%s: variable %s: query %q is not label_values(expr, label)", file, v.Name, q.Query)
 		}
-		out["variable "+v.Name] = m[1]
+		out["variable "+v.Name] = Query{Expr: m[1], Label: m[2]}
 	}
 	var walk func([]panel)
 	walk = func(ps []panel) {
 		for _, p := range ps {
 			for _, t := range p.Targets {
-				out[fmt.Sprintf("panel %q query %s", p.Title, t.RefID)] = t.Expr
+				out[fmt.Sprintf("panel %q query %s", p.Title, t.RefID)] = Query{Expr: t.Expr}
 			}
 			walk(p.Panels)
 		}

@@ -31,7 +31,7 @@ func TestDashboardQueriesParse(t *testing.T) {
 		t.Fatal("no queries")
 	}
 	for where, q := range qs {
-		if _, err := GrafanaPromQL(q); err != nil {
+		if _, err := GrafanaPromQL(q.Expr); err != nil {
 			t.Errorf("%s: %v", where, err)
 		}
 	}
@@ -62,7 +62,7 @@ func TestDashboardRefusesBroken(t *testing.T) {
 	}
 	var errs []error
 	for _, q := range qs {
-		if _, err := GrafanaPromQL(q); err != nil {
+		if _, err := GrafanaPromQL(q.Expr); err != nil {
 			errs = append(errs, err)
 		}
 	}
