@@ -23,101 +23,49 @@ import (
 // enums are those values, from the constants of k8s.io/api and the
 // Prometheus Operator, for every named string type the manifests use.
 
-// enum is a named string type's accepted values.
-func enum[T ~string](values ...T) (reflect.Type, []string) {
+var enums = map[reflect.Type][]string{}
+
+// enum records the accepted values of a named string type.
+func enum[T ~string](values ...T) {
 	out := make([]string, len(values))
 	for i, v := range values {
 		out[i] = string(v)
 	}
-	return reflect.TypeFor[T](), out
+	enums[reflect.TypeFor[T]()] = out
 }
 
-var enums = map[reflect.Type][]string{}
-
 func init() {
-	for _, e := range []func() (reflect.Type, []string){
-		func() (reflect.Type, []string) {
-			return enum(appsv1.OrderedReadyPodManagement, appsv1.ParallelPodManagement)
-		},
-		func() (reflect.Type, []string) {
-			return enum(appsv1.RollingUpdateStatefulSetStrategyType, appsv1.OnDeleteStatefulSetStrategyType)
-		},
-		func() (reflect.Type, []string) {
-			return enum(appsv1.RetainPersistentVolumeClaimRetentionPolicyType, appsv1.DeletePersistentVolumeClaimRetentionPolicyType)
-		},
-		func() (reflect.Type, []string) {
-			return enum(corev1.RestartPolicyAlways, corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever)
-		},
-		func() (reflect.Type, []string) {
-			return enum(corev1.DNSClusterFirstWithHostNet, corev1.DNSClusterFirst, corev1.DNSDefault, corev1.DNSNone)
-		},
-		func() (reflect.Type, []string) {
-			return enum(corev1.PullAlways, corev1.PullNever, corev1.PullIfNotPresent)
-		},
-		func() (reflect.Type, []string) {
-			return enum(corev1.ProtocolTCP, corev1.ProtocolUDP, corev1.ProtocolSCTP)
-		},
-		func() (reflect.Type, []string) {
-			return enum(corev1.ServiceTypeClusterIP, corev1.ServiceTypeNodePort, corev1.ServiceTypeLoadBalancer, corev1.ServiceTypeExternalName)
-		},
-		func() (reflect.Type, []string) {
-			return enum(corev1.ServiceAffinityClientIP, corev1.ServiceAffinityNone)
-		},
-		func() (reflect.Type, []string) {
-			return enum(corev1.ServiceExternalTrafficPolicyCluster, corev1.ServiceExternalTrafficPolicyLocal)
-		},
-		func() (reflect.Type, []string) {
-			return enum(corev1.ServiceInternalTrafficPolicyCluster, corev1.ServiceInternalTrafficPolicyLocal)
-		},
-		func() (reflect.Type, []string) {
-			return enum(corev1.IPFamilyPolicySingleStack, corev1.IPFamilyPolicyPreferDualStack, corev1.IPFamilyPolicyRequireDualStack)
-		},
-		func() (reflect.Type, []string) { return enum(corev1.IPv4Protocol, corev1.IPv6Protocol) },
-		func() (reflect.Type, []string) {
-			return enum(corev1.ReadWriteOnce, corev1.ReadOnlyMany, corev1.ReadWriteMany, corev1.ReadWriteOncePod)
-		},
-		func() (reflect.Type, []string) {
-			return enum(corev1.PersistentVolumeBlock, corev1.PersistentVolumeFilesystem)
-		},
-		func() (reflect.Type, []string) {
-			return enum(corev1.SeccompProfileTypeUnconfined, corev1.SeccompProfileTypeRuntimeDefault, corev1.SeccompProfileTypeLocalhost)
-		},
-		func() (reflect.Type, []string) { return enum(corev1.URISchemeHTTP, corev1.URISchemeHTTPS) },
-		func() (reflect.Type, []string) {
-			return enum(corev1.TerminationMessageReadFile, corev1.TerminationMessageFallbackToLogsOnError)
-		},
-		func() (reflect.Type, []string) {
-			return enum(corev1.MountPropagationNone, corev1.MountPropagationHostToContainer, corev1.MountPropagationBidirectional)
-		},
-		func() (reflect.Type, []string) {
-			return enum(corev1.StorageMediumDefault, corev1.StorageMediumMemory, corev1.StorageMediumHugePages)
-		},
-		func() (reflect.Type, []string) {
-			return enum(corev1.FSGroupChangeOnRootMismatch, corev1.FSGroupChangeAlways)
-		},
-		func() (reflect.Type, []string) {
-			return enum(corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute)
-		},
-		func() (reflect.Type, []string) { return enum(corev1.TolerationOpExists, corev1.TolerationOpEqual) },
-		func() (reflect.Type, []string) {
-			return enum(corev1.DoNotSchedule, corev1.ScheduleAnyway)
-		},
-		func() (reflect.Type, []string) {
-			return enum(corev1.SecretTypeOpaque, corev1.SecretTypeServiceAccountToken, corev1.SecretTypeDockercfg,
-				corev1.SecretTypeDockerConfigJson, corev1.SecretTypeBasicAuth, corev1.SecretTypeSSHAuth,
-				corev1.SecretTypeTLS, corev1.SecretTypeBootstrapToken)
-		},
-		func() (reflect.Type, []string) {
-			return enum(metav1.LabelSelectorOpIn, metav1.LabelSelectorOpNotIn, metav1.LabelSelectorOpExists, metav1.LabelSelectorOpDoesNotExist)
-		},
-		func() (reflect.Type, []string) {
-			return enum(policyv1.IfHealthyBudget, policyv1.AlwaysAllow)
-		},
-		func() (reflect.Type, []string) { return enum[monitoringv1.Scheme]("http", "https", "HTTP", "HTTPS") },
-	} {
-		t, values := e()
-		enums[t] = values
-	}
+	enum(appsv1.OrderedReadyPodManagement, appsv1.ParallelPodManagement)
+	enum(appsv1.RollingUpdateStatefulSetStrategyType, appsv1.OnDeleteStatefulSetStrategyType)
+	enum(appsv1.RetainPersistentVolumeClaimRetentionPolicyType, appsv1.DeletePersistentVolumeClaimRetentionPolicyType)
+	enum(corev1.RestartPolicyAlways, corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever)
+	enum(corev1.DNSClusterFirstWithHostNet, corev1.DNSClusterFirst, corev1.DNSDefault, corev1.DNSNone)
+	enum(corev1.PullAlways, corev1.PullNever, corev1.PullIfNotPresent)
+	enum(corev1.ProtocolTCP, corev1.ProtocolUDP, corev1.ProtocolSCTP)
+	enum(corev1.ServiceTypeClusterIP, corev1.ServiceTypeNodePort, corev1.ServiceTypeLoadBalancer, corev1.ServiceTypeExternalName)
+	enum(corev1.ServiceAffinityClientIP, corev1.ServiceAffinityNone)
+	enum(corev1.ServiceExternalTrafficPolicyCluster, corev1.ServiceExternalTrafficPolicyLocal)
+	enum(corev1.ServiceInternalTrafficPolicyCluster, corev1.ServiceInternalTrafficPolicyLocal)
+	enum(corev1.IPFamilyPolicySingleStack, corev1.IPFamilyPolicyPreferDualStack, corev1.IPFamilyPolicyRequireDualStack)
+	enum(corev1.IPv4Protocol, corev1.IPv6Protocol)
+	enum(corev1.ReadWriteOnce, corev1.ReadOnlyMany, corev1.ReadWriteMany, corev1.ReadWriteOncePod)
+	enum(corev1.PersistentVolumeBlock, corev1.PersistentVolumeFilesystem)
+	enum(corev1.SeccompProfileTypeUnconfined, corev1.SeccompProfileTypeRuntimeDefault, corev1.SeccompProfileTypeLocalhost)
+	enum(corev1.URISchemeHTTP, corev1.URISchemeHTTPS)
+	enum(corev1.TerminationMessageReadFile, corev1.TerminationMessageFallbackToLogsOnError)
+	enum(corev1.MountPropagationNone, corev1.MountPropagationHostToContainer, corev1.MountPropagationBidirectional)
+	enum(corev1.StorageMediumDefault, corev1.StorageMediumMemory, corev1.StorageMediumHugePages)
+	enum(corev1.FSGroupChangeOnRootMismatch, corev1.FSGroupChangeAlways)
+	enum(corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute)
+	enum(corev1.TolerationOpExists, corev1.TolerationOpEqual)
+	enum(corev1.DoNotSchedule, corev1.ScheduleAnyway)
+	enum(corev1.SecretTypeOpaque, corev1.SecretTypeServiceAccountToken, corev1.SecretTypeDockercfg,
+		corev1.SecretTypeDockerConfigJson, corev1.SecretTypeBasicAuth, corev1.SecretTypeSSHAuth,
+		corev1.SecretTypeTLS, corev1.SecretTypeBootstrapToken)
+	enum(metav1.LabelSelectorOpIn, metav1.LabelSelectorOpNotIn, metav1.LabelSelectorOpExists, metav1.LabelSelectorOpDoesNotExist)
+	enum(policyv1.IfHealthyBudget, policyv1.AlwaysAllow)
+	// The operator's CRD takes either case.
+	enum[monitoringv1.Scheme]("http", "https", "HTTP", "HTTPS")
 }
 
 // freeForm are named string types whose values are not a fixed set,
