@@ -38,6 +38,7 @@ func TestKubernetesRefusesBroken(t *testing.T) {
 		{"kubernetes/statefulset.yaml", breakage{"a field given twice", "replicas: 3", "replicas: 3\n  replicas: 2"}, `key "replicas" already set`},
 		{"kubernetes/statefulset.yaml", breakage{"a quantity that is none", "memory: 1Gi", "memory: 1GB"}, "quantities must match"},
 		{"kubernetes/statefulset.yaml", breakage{"a capability in lower case", "drop: [ALL]", "drop: [all]"}, "capabilities are upper case"},
+		{"kubernetes/statefulset.yaml", breakage{"a field whose values the check does not know", "terminationGracePeriodSeconds: 60", "terminationGracePeriodSeconds: 60\n      preemptionPolicy: Never"}, "PreemptionPolicy, whose values this check does not know"},
 		{"kubernetes/service.yaml", breakage{"a port that is a string", "port: 80", `port: "80"`}, "port"},
 		{"kubernetes/poddisruptionbudget.yaml", breakage{"a kind of another group", "apiVersion: policy/v1", "apiVersion: policy/v2"}, "policy/v2"},
 		{PodMonitorFile, breakage{"a misspelt field of the operator's", "podMetricsEndpoints:", "podMetricEndpoints:"}, "podMetricEndpoints"},
