@@ -18,17 +18,25 @@ run: build
 	./bin/viaduct demo
 
 # test-deps installs what the tests need that Go modules do not bring.
-# Chromium drives the status page's browser test (node/statuspage_test.go).
+# Chromium drives the status page's browser test (node/statuspage_test.go);
+# systemd-analyze checks the unit of deploy/systemd (deploy/check).
 test-deps:
 	@test -x "$(VIADUCT_MINIO)" || { echo "installing MinIO ($(MINIO_MODULE))"; go install $(MINIO_MODULE); }
 	@command -v chromium >/dev/null 2>&1 || { echo "installing chromium"; \
 		SUDO=$$(test "$$(id -u)" = 0 || echo sudo); \
 		$$SUDO apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
+	@command -v systemd-analyze >/dev/null 2>&1 || { echo "installing systemd (systemd-analyze)"; \
+		SUDO=$$(test "$$(id -u)" = 0 || echo sudo); \
+		$$SUDO apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq systemd >/dev/null; }
 
 # test: vet, every test, and short fuzz runs of the document reader.
+# deploy/check is a module of its own (the loaders of compose, Prometheus,
+# Kubernetes and systemd stay out of viaduct's go.mod): it runs apart.
 test: test-deps
 	go vet ./...
 	go test -count=1 -timeout 30m ./...
+	cd deploy/check && go vet ./... && go test -count=1 ./...
+	@command -v systemd-analyze >/dev/null 2>&1 || echo "deploy/check: SKIPPED: systemd-analyze is not installed, the systemd unit was not checked"
 	go test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime 15s ./resourcesync
 	go test -run '^$$' -fuzz '^FuzzScannerMatchesXML$$' -fuzztime 15s ./resourcesync
 

@@ -201,6 +201,13 @@ func TestComposeViaductNodes(t *testing.T) {
 				}
 			}
 		}
+		// The image has no shell: the node's health check is viaduct's own,
+		// on the configuration it serves with.
+		hc := s.Healthcheck.Test
+		hcCfg, _ := flag(hc, "--config")
+		if p, _ := flag(s.Command, "--config"); len(hc) < 3 || hc[0] != "CMD" || hc[2] != "healthcheck" || hcCfg != p {
+			t.Errorf("service %s: healthcheck %q is not [CMD viaduct healthcheck --config %s]", name, hc, p)
+		}
 		if cfg.Queue.Replicas != len(nats) {
 			t.Errorf("%s: queue.replicas %d on a cluster of %d", cfg.file, cfg.Queue.Replicas, len(nats))
 		}

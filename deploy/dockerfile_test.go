@@ -206,6 +206,17 @@ func TestDockerfileAgrees(t *testing.T) {
 		t.Fatalf("%s: %d CMDs", dockerfile, len(cmds))
 	}
 	cmd := execForm(t, "CMD", cmds[0])
+	hcs := final.find("HEALTHCHECK")
+	if len(hcs) != 1 {
+		t.Fatalf("%s: %d HEALTHCHECKs, want 1: the image has no shell, so nothing else can check it", dockerfile, len(hcs))
+	}
+	_, hcArgs, _ := strings.Cut(hcs[0], " CMD ")
+	hc := execForm(t, "HEALTHCHECK CMD", hcArgs)
+	entry := execForm(t, "ENTRYPOINT", final.find("ENTRYPOINT")[0])
+	want := append(slices.Clone(entry), "healthcheck", "--config")
+	if cfg, ok := flag(cmd, "--config"); !ok || !slices.Equal(hc, append(want, cfg)) {
+		t.Errorf("%s: HEALTHCHECK CMD %q; want %q and the --config of CMD %q", dockerfile, hc, want, cmd)
+	}
 	args := map[string][]string{"StatefulSet viaduct": k.ctr.Args}
 	for _, v := range c.viaducts {
 		args["compose service "+v] = c.svc(v).Command

@@ -12,6 +12,10 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
 	"github.com/viaduct-mirror/viaduct/harvester"
 	"github.com/viaduct-mirror/viaduct/internal/testutil"
 	"github.com/viaduct-mirror/viaduct/internal/testutil/simtest"
@@ -66,30 +70,41 @@ func scrapeMetrics(t *testing.T, url string) exported {
 }
 
 // parseExposition reads the series names and label names of the text
-// format: name{label="value",…} value [timestamp].
+// format with Prometheus's own parser. A histogram's or summary's family
+// is the series Prometheus stores: _bucket (with le) or the family's
+// name (with quantile), _sum and _count.
 func parseExposition(text string) (exported, error) {
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(strings.NewReader(text))
+	if err != nil {
+		return nil, err
+	}
 	out := exported{}
-	for n, line := range strings.Split(text, "\n") {
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		end := strings.IndexAny(line, "{ ")
-		if end <= 0 {
-			return nil, fmt.Errorf("line %d: %q", n+1, line)
-		}
-		name := line[:end]
+	add := func(name string, labels []*dto.LabelPair, extra ...string) {
 		if out[name] == nil {
 			out[name] = map[string]bool{}
 		}
-		if line[end] != '{' {
-			continue
-		}
-		labels, _, err := matcherLabels(line, end)
-		if err != nil {
-			return nil, fmt.Errorf("line %d: %v", n+1, err)
-		}
 		for _, l := range labels {
+			out[name][l.GetName()] = true
+		}
+		for _, l := range extra {
 			out[name][l] = true
+		}
+	}
+	for name, f := range fams {
+		for _, m := range f.GetMetric() {
+			switch f.GetType() {
+			case dto.MetricType_HISTOGRAM, dto.MetricType_GAUGE_HISTOGRAM:
+				add(name+"_bucket", m.GetLabel(), "le")
+				add(name+"_sum", m.GetLabel())
+				add(name+"_count", m.GetLabel())
+			case dto.MetricType_SUMMARY:
+				add(name, m.GetLabel(), "quantile")
+				add(name+"_sum", m.GetLabel())
+				add(name+"_count", m.GetLabel())
+			default:
+				add(name, m.GetLabel())
+			}
 		}
 	}
 	return out, nil
@@ -98,30 +113,25 @@ func parseExposition(text string) (exported, error) {
 // missing lists what the expressions name that the node does not export:
 // metrics, labels of their matchers, and grouping labels that none of an
 // expression's metrics has.
-func (e exported) missing(exprs map[string]string) []string {
+func (e exported) missing(exprs map[string]exprNames) []string {
 	var out []string
 	has := func(metric, label string) bool {
 		return slices.Contains(promLabels, label) || e[metric][label] || label == "job" && slices.Contains(promMade, metric)
 	}
-	for where, expr := range exprs {
-		names, err := promNames(expr)
-		if err != nil {
-			out = append(out, fmt.Sprintf("%s: %v", where, err))
-			continue
-		}
-		for _, s := range names.selectors {
-			if _, ok := e[s.metric]; !ok && !slices.Contains(promMade, s.metric) {
-				out = append(out, fmt.Sprintf("%s: metric %s", where, s.metric))
+	for where, names := range exprs {
+		for _, s := range names.Selectors {
+			if _, ok := e[s.Metric]; !ok && !slices.Contains(promMade, s.Metric) {
+				out = append(out, fmt.Sprintf("%s: metric %s", where, s.Metric))
 				continue
 			}
-			for _, l := range s.labels {
-				if !has(s.metric, l) {
-					out = append(out, fmt.Sprintf("%s: label %s of %s", where, l, s.metric))
+			for _, l := range s.Labels {
+				if !has(s.Metric, l) {
+					out = append(out, fmt.Sprintf("%s: label %s of %s", where, l, s.Metric))
 				}
 			}
 		}
-		for _, l := range names.grouping {
-			if !slices.ContainsFunc(names.selectors, func(s selector) bool { return has(s.metric, l) }) {
+		for _, l := range slices.Compact(slices.Sorted(slices.Values(names.Grouping))) {
+			if !slices.ContainsFunc(names.Selectors, func(s selector) bool { return has(s.Metric, l) }) {
 				out = append(out, fmt.Sprintf("%s: grouping label %s is on none of its metrics", where, l))
 			}
 		}
@@ -250,15 +260,16 @@ func TestMetricsExist(t *testing.T) {
 // TestMissingNamesReported checks the check itself: names a node does not
 // export are reported.
 func TestMissingNamesReported(t *testing.T) {
-	e, err := parseExposition("# TYPE a counter\na_total{source=\"x\",kind=\"y\"} 1\nb 2\n")
+	e, err := parseExposition("# TYPE a_total counter\na_total{source=\"x\",kind=\"y\"} 1\n# TYPE h histogram\nh_bucket{le=\"1\"} 1\nh_bucket{le=\"+Inf\"} 1\nh_sum 1\nh_count 1\nb 2\n")
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := e.missing(map[string]string{
-		"ok":      `sum by (source) (rate(a_total{kind="y",instance="i"}[5m])) + on (job) b + up`,
-		"metric":  `rate(viaduct_no_such_metric_total[5m])`,
-		"label":   `a_total{reason="z"}`,
-		"grouped": `sum by (host) (b)`,
+	got := e.missing(map[string]exprNames{
+		"ok": {[]selector{{"a_total", []string{"kind", "instance"}}, {"b", nil}, {"up", nil}, {"h_bucket", []string{"le"}}},
+			[]string{"source", "job", "le"}},
+		"metric":  {[]selector{{"viaduct_no_such_metric_total", nil}}, nil},
+		"label":   {[]selector{{"a_total", []string{"reason"}}}, nil},
+		"grouped": {[]selector{{"b", nil}}, []string{"host"}},
 	})
 	want := []string{
 		"grouped: grouping label host is on none of its metrics",

@@ -30,6 +30,8 @@ var commands = map[string]command{
 	"migrate":  {"apply this configuration's queue settings over those a cluster has", runMigrate},
 	"version":  {"print the version", runVersion},
 	"admin":    {"ask a running node: Sources, sync, re-baseline, dead letters, dumps, reload", runAdmin},
+
+	"healthcheck": {"probe a node's /readyz: exit 0 when ready, 1 when not (container health checks)", runHealthcheck},
 }
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -90,7 +92,7 @@ func usage(w io.Writer) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+		fmt.Fprintf(w, "  %-11s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprintln(w, "\nRun 'viaduct <command> --help' for a command's flags.")
 }
