@@ -115,7 +115,7 @@ func TestInheritedLinks(t *testing.T) {
 		resourcesync.Link{Rel: PatchRel, Href: "http://a/p"},
 		resourcesync.Link{Rel: "describedby", Href: "http://original.example.com/meta.xml", Type: "application/xml", Hash: md5sum},
 		resourcesync.Link{Rel: "describedby", Href: "http://original.example.com/dc.xml", Type: "application/xml",
-			Hash: resourcesync.Hashes{{Alg: "md5", Value: "1584abdf8ebdc9802ac0c6a7402c03b6"}, {Alg: "x-tiger", Value: "ab"}},
+			Hash:  resourcesync.Hashes{{Alg: "md5", Value: "1584abdf8ebdc9802ac0c6a7402c03b6"}, {Alg: "x-tiger", Value: "ab"}},
 			Extra: []xml.Attr{{Name: xml.Name{Space: "http://x/", Local: "y"}, Value: "z"}}},
 		resourcesync.Link{Rel: "describes", Href: "http://original.example.com/missing"},
 		resourcesync.Link{Rel: "profile", Href: "http://purl.org/dc/elements/1.1/"},

@@ -46,6 +46,7 @@ func (r *Reader) capability(md *MD, line int) {
 // complete: capability spellings, the draft's up link, relative links,
 // and the times a document of its kind should have.
 func (r *Reader) tolerateHeader() {
+	r.namespaces(0)
 	h := &r.header
 	r.capability(&h.MD, 0)
 	r.kind = h.Kind()
@@ -70,6 +71,7 @@ func (r *Reader) tolerateHeader() {
 // spellings, relative URIs, and change times outside the document's
 // interval or out of order.
 func (r *Reader) tolerateEntry(e *Entry) {
+	r.namespaces(e.Line)
 	e.Loc = r.absolute(e.Line, "loc", e.Loc)
 	for i := range e.Links {
 		e.Links[i].Href = r.absolute(e.Line, "rs:ln href", e.Links[i].Href)
@@ -101,6 +103,16 @@ func (r *Reader) tolerateEntry(e *Entry) {
 		r.warn(WarnUnordered, e.Line, "change time %s of %s is before the one above it (%s): the changes are not in forward chronological order", showTime(t), e.Loc, showTime(r.prevChange))
 	}
 	r.prevChange = t
+}
+
+// namespaces warns about a misspelt Sitemap or ResourceSync namespace
+// declared since the last call, which was read as the spec's.
+func (r *Reader) namespaces(line int) {
+	if r.ns.variant == "" {
+		return
+	}
+	r.warn(WarnNamespace, line, "namespace %q read as the specification's", r.ns.variant)
+	r.ns.variant = ""
 }
 
 // capBit is a capability's bit in Reader.caps.

@@ -1,6 +1,7 @@
 package resourcesync
 
 import (
+	"errors"
 	"io"
 	"strings"
 	"testing"
@@ -233,4 +234,23 @@ func TestValidateReportsReaderWarnings(t *testing.T) {
 	wantProblem(t, r, SeverityWarning, 0, `"capabilitylist.xml" is relative: read as http://example.org/rs/capabilitylist.xml (3 times)`)
 	wantProblem(t, r, SeverityWarning, 5, "read as UTC (2 times)")
 	wantProblem(t, r, SeverityWarning, 5, "base64 digest")
+}
+
+// TestReaderNamespaceVariants: the Sitemap namespace with https or a
+// trailing slash, the ResourceSync one without its slash, are read as the
+// specs' namespaces; any other namespace is still not a Sitemap.
+func TestReaderNamespaceVariants(t *testing.T) {
+	h, es, ws := readTolerant(t, "", `<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="https://www.sitemaps.org/schemas/sitemap/0.9/" xmlns:rs="http://www.openarchives.org/rs/terms">
+<rs:md capability="resourcelist" at="2016-01-01T00:00:00Z"/>
+<url><loc>http://example.org/a</loc><rs:md length="6"/></url>
+</urlset>`)
+	if h.Kind() != KindResourceList || len(es) != 1 || es[0].MD == nil || *es[0].MD.Length != 6 {
+		t.Errorf("read %s, %d entries", h.Kind(), len(es))
+	}
+	wantWarning(t, ws, WarnNamespace, 1, 0)
+	_, err := NewReader(strings.NewReader(`<urlset xmlns="http://www.google.com/schemas/sitemap/0.84"><url><loc>http://e/</loc></url></urlset>`), Limits{})
+	if !errors.Is(err, ErrNotSitemap) {
+		t.Errorf("another namespace: %v, want ErrNotSitemap", err)
+	}
 }

@@ -14,6 +14,9 @@ const (
 	// WarnTimeForm: a datetime in a near-W3C form (a space for the T, an
 	// offset without its colon, a lowercase z), read as meant.
 	WarnTimeForm WarningKind = "time-form"
+	// WarnNamespace: the Sitemap or ResourceSync namespace misspelt
+	// (https, a trailing slash missing or added), read as the spec's.
+	WarnNamespace WarningKind = "namespace-variant"
 	// WarnCapabilityCase: a capability value not in lowercase
 	// (capabilityList), read as the spec's value.
 	WarnCapabilityCase WarningKind = "capability-case"
