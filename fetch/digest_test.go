@@ -10,9 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/viaduct-mirror/viaduct"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 	"github.com/viaduct-mirror/viaduct/sim"
+	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 )
 
 // TestDeclaredBase64DigestsAreVerified: a Source built on resync before
@@ -73,5 +75,30 @@ func TestDeclaredBase64DigestsAreVerified(t *testing.T) {
 	}
 	if got := blobFiles(t, store); len(got) != 4 {
 		t.Errorf("store holds %d blobs, want the 4 verified", len(got))
+	}
+}
+
+// TestUnreadableDigestIsNoEvidence: a held copy is taken for the Source's
+// bytes only on a digest that can be read; a declared value nobody can
+// read says nothing, so the bitstream is fetched (and verified on its
+// length), never skipped as already held.
+func TestUnreadableDigestIsNoEvidence(t *testing.T) {
+	held := &sqlite.Lookup{MD5: "13ed2dcf11d80f4a213591be0c5a97ac", SHA256: strings.Repeat("0", 64), Length: 8}
+	for _, c := range []struct {
+		hash string
+		same bool
+	}{
+		{"md5:13ed2dcf11d80f4a213591be0c5a97ac", true},
+		{"md5:E+0tzxHYD0ohNZG+DFqXrA==", true},
+		{"md5:Igtq8HKF0N+Zhy3sfwBwkQ==", false},
+		{"md5:not-a-digest", false},
+		{"sha-256:not-a-digest", false},
+	} {
+		// As an older harvester queued them: the values as written.
+		alg, val, _ := strings.Cut(c.hash, ":")
+		ch := &viaduct.Change{Hash: resourcesync.Hashes{{Alg: alg, Value: val}}}
+		if got := sameContent(ch, held); got != c.same {
+			t.Errorf("%s: same content %v, want %v", c.hash, got, c.same)
+		}
 	}
 }

@@ -78,12 +78,24 @@ func (hs Hashes) String() string {
 	return b.String()
 }
 
-// Get returns the digest for alg, or "".
+// Get returns the digest for alg, or "". For md5, sha-1 and sha-256 it is
+// the digest in lowercase hex, and "" when the value declared cannot be
+// read (see Digest): every comparison with a computed digest (a catalog
+// lookup, a baseline's diff, a fetch skipped) then takes an unreadable
+// digest as no digest, never as a different one.
 func (hs Hashes) Get(alg string) string {
 	for _, h := range hs {
-		if h.Alg == alg {
+		if h.Alg != alg {
+			continue
+		}
+		n := digestLen(alg)
+		if n == 0 || len(h.Value) == 2*n && isHex(h.Value) {
 			return h.Value
 		}
+		if b := h.Digest(); b != nil {
+			return hex.EncodeToString(b)
+		}
+		return ""
 	}
 	return ""
 }

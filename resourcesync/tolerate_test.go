@@ -254,3 +254,22 @@ func TestReaderNamespaceVariants(t *testing.T) {
 		t.Errorf("another namespace: %v, want ErrNotSitemap", err)
 	}
 }
+
+// TestGetReadableDigestsOnly: Get, through which the catalog, the
+// harvester's diff and the fetcher's skips compare digests, gives a
+// readable digest in hex, and nothing for one that cannot be read.
+func TestGetReadableDigestsOnly(t *testing.T) {
+	hs := Hashes{{MD5, "E+0tzxHYD0ohNZG+DFqXrA=="}, {SHA256, "not-a-digest"}, {"x-tiger", "Ab"}}
+	if got := hs.Get(MD5); got != "13ed2dcf11d80f4a213591be0c5a97ac" {
+		t.Errorf("md5 %q", got)
+	}
+	if got := hs.Get(SHA256); got != "" {
+		t.Errorf("unreadable sha-256 given as %q", got)
+	}
+	if got := hs.Get("x-tiger"); got != "Ab" {
+		t.Errorf("other algorithm %q", got)
+	}
+	if hs.String() != "md5:E+0tzxHYD0ohNZG+DFqXrA== sha-256:not-a-digest x-tiger:Ab" {
+		t.Errorf("String %q: the values are kept as given", hs.String())
+	}
+}
