@@ -49,6 +49,12 @@ func (r *Reader) tolerateHeader() {
 	r.namespaces(0)
 	h := &r.header
 	r.capability(&h.MD, 0)
+	if c := h.MD.Capability; h.Root == SitemapIndex && (c == "changelist-archive" || c == "changelistindex") {
+		// DSpace (through ResourceSyncJava) names its Change List Index
+		// by the 0.9 draft's changelist-archive.
+		h.MD.Capability = CapChangeList
+		r.warn(WarnCapabilityVariant, 0, "a sitemapindex with capability %q: read as a Change List Index", c)
+	}
 	r.kind = h.Kind()
 	if r.kind == KindCapabilityList && h.Link("up") == nil {
 		if l := h.Link("resourcesync"); l != nil {

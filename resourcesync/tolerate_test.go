@@ -273,3 +273,23 @@ func TestGetReadableDigestsOnly(t *testing.T) {
 		t.Errorf("String %q: the values are kept as given", hs.String())
 	}
 }
+
+// TestReaderChangeListArchive: DSpace's ResourceSyncJava writes its
+// Change List Index as the 0.9 draft's "changelist-archive" sitemapindex,
+// children dated by lastmod.
+func TestReaderChangeListArchive(t *testing.T) {
+	h, es, ws := readTolerant(t, "", `<?xml version="1.0" encoding="UTF-8"?>
+<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+<rs:md capability="changelist-archive" from="2016-01-01T00:00:00Z" until="2016-01-03T00:00:00Z"/>
+<sitemap><loc>http://example.org/rs/changelist_2016-01-02.xml</loc><lastmod>2016-01-02T00:00:00Z</lastmod></sitemap>
+</sitemapindex>`)
+	if h.Kind() != KindChangeListIndex || len(es) != 1 {
+		t.Errorf("read as %s with %d entries", h.Kind(), len(es))
+	}
+	wantWarning(t, ws, WarnCapabilityVariant, 1, 0)
+	// A urlset so named is no index: left as the unknown value it is.
+	h, _, _ = readTolerant(t, "", tolHead+`<rs:md capability="changelist-archive"/></urlset>`)
+	if h.Kind() != KindUnknown {
+		t.Errorf("urlset changelist-archive read as %s", h.Kind())
+	}
+}
