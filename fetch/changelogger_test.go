@@ -3,6 +3,7 @@ package fetch
 import (
 	"bytes"
 	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/viaduct-mirror/viaduct"
@@ -14,7 +15,8 @@ import (
 // more attributes and inside a group, and nothing below the handler's
 // level.
 func TestChangeLoggerLogsAsWith(t *testing.T) {
-	c := &viaduct.Change{Source: "s", URI: "http://s/a b", Hash: resourcesync.Hashes{{Alg: resourcesync.SHA256, Value: "ab12"}}}
+	sha := strings.Repeat("ab12", 16)
+	c := &viaduct.Change{Source: "s", URI: "http://s/a b", Hash: resourcesync.Hashes{{Alg: resourcesync.SHA256, Value: sha}}}
 	logAll := func(log *slog.Logger) {
 		log.Debug("dropped", "k", 1)
 		log.Warn("retry", "err", "refused")
@@ -29,7 +31,7 @@ func TestChangeLoggerLogsAsWith(t *testing.T) {
 		return a
 	}}
 	logAll(changeLogger(slog.New(slog.NewTextHandler(&lazy, opts)), c))
-	logAll(slog.New(slog.NewTextHandler(&eager, opts)).With("source", c.Source, "uri", c.URI, "sha256", "ab12"))
+	logAll(slog.New(slog.NewTextHandler(&eager, opts)).With("source", c.Source, "uri", c.URI, "sha256", sha))
 	if lazy.String() != eager.String() {
 		t.Fatalf("change logger wrote\n%s\nwant, as Logger.With writes,\n%s", lazy.String(), eager.String())
 	}

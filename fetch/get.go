@@ -174,16 +174,12 @@ func verify(c *viaduct.Change, uri string, status int, size int64, sums resource
 	return f
 }
 
-// verifiable reports whether hs names an algorithm the blob writer
-// computes; a Source that declares only others cannot be checked.
+// verifiable reports whether hs holds a digest the blob writer computes,
+// in a form that can be read (hex or base64): a Source that declares only
+// other algorithms, or digests nobody can read, is taken on its length.
+// Verify compares digests, not their spellings.
 func verifiable(hs resourcesync.Hashes) bool {
-	for _, h := range hs {
-		switch h.Alg {
-		case resourcesync.MD5, resourcesync.SHA1, resourcesync.SHA256:
-			return true
-		}
-	}
-	return false
+	return len(hs.Verifiable()) > 0
 }
 
 // overDeclared is the mismatch failure for a body found longer than the

@@ -69,7 +69,7 @@ func (p *pass) open(ctx context.Context, uri string, prev validators) (d *docume
 	body := newSpoolBody(p.slot.reader(ctx, resp.Body))
 	var r *resourcesync.Reader
 	p.watch.waiting(func() error {
-		r, err = resourcesync.NewReader(body, lim)
+		r, err = resourcesync.NewReaderAt(body, resp.URI, lim)
 		return nil
 	})
 	if err != nil {

@@ -58,23 +58,47 @@ func Links(ctx context.Context, up *viaduct.Change, resolve Resolver) ([]resourc
 func AppendLinks(ctx context.Context, dst []resourcesync.Link, up *viaduct.Change, resolve Resolver) ([]resourcesync.Link, error) {
 	out := append(dst, Via(up))
 	for _, l := range up.Links {
-		switch ActionFor(l.Rel) {
-		case Keep:
-			// The only kept rel is via, already placed first.
-		case Rewrite:
-			if resolve == nil {
-				continue
+		act := ActionFor(l.Rel)
+		switch {
+		case act == Keep && strings.EqualFold(l.Rel, "via"):
+			// already placed first, the only via
+		case act == Keep:
+			out = append(out, kept(l))
+		case act == Rewrite || act == RewriteOrKeep:
+			var c Copy
+			ok := false
+			if resolve != nil {
+				var err error
+				if c, ok, err = resolve(ctx, l.Href); err != nil {
+					return nil, fmt.Errorf("resolving %s link %s of %s: %w", l.Rel, l.Href, up.URI, err)
+				}
 			}
-			c, ok, err := resolve(ctx, l.Href)
-			if err != nil {
-				return nil, fmt.Errorf("resolving %s link %s of %s: %w", l.Rel, l.Href, up.URI, err)
-			}
-			if ok {
+			switch {
+			case ok:
 				out = append(out, rewrite(l, c))
+			case act == RewriteOrKeep:
+				out = append(out, kept(l))
 			}
 		}
 	}
 	return out, nil
+}
+
+// kept is an inherited link passed on as the upstream wrote it, its target
+// untouched, with the attributes a Destination uses (rel, href, modified,
+// length, type, pri, and the md5, sha-1 and sha-256 of the target) and no
+// others: the catalog bounds a republished entry's size by those
+// (storage/sqlite SizeHint), and a link's extension attributes are the
+// upstream's vocabulary, not the aggregator's.
+func kept(l resourcesync.Link) resourcesync.Link {
+	out := resourcesync.Link{Rel: l.Rel, Href: l.Href, Modified: l.Modified, Length: l.Length, Type: l.Type, Pri: l.Pri}
+	for _, h := range l.Hash {
+		switch h.Alg {
+		case resourcesync.MD5, resourcesync.SHA1, resourcesync.SHA256:
+			out.Hash = append(out.Hash, h)
+		}
+	}
+	return out
 }
 
 // rewrite points l at the aggregator's copy. The attributes that described

@@ -2,7 +2,9 @@ package provenance
 
 import (
 	"context"
+	"encoding/xml"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,10 +29,10 @@ func originChange(links ...resourcesync.Link) *viaduct.Change {
 
 func TestActionForEachRel(t *testing.T) {
 	want := map[string]Action{
-		"via": Keep, "VIA": Keep,
-		"collection": Drop, "canonical": Drop, "duplicate": Drop, "memento": Drop,
-		"timegate": Drop, "timemap": Drop, PatchRel: Drop, "patch": Drop,
-		"describedby": Rewrite, "describes": Rewrite, "alternate": Rewrite, "Alternate": Rewrite,
+		"via": Keep, "VIA": Keep, "profile": Keep, "collection": Keep,
+		"memento": Keep, "timegate": Keep, "timemap": Keep, "original": Keep,
+		"canonical": Drop, "duplicate": Drop, PatchRel: Drop, "patch": Drop,
+		"describedby": RewriteOrKeep, "describes": RewriteOrKeep, "alternate": Rewrite, "Alternate": Rewrite,
 		"license": Unknown, "http://example.com/rel/x": Unknown, "": Unknown,
 	}
 	for rel, a := range want {
@@ -41,8 +43,8 @@ func TestActionForEachRel(t *testing.T) {
 	if Unknown != Drop {
 		t.Errorf("unknown rels: %v, documented as drop", Unknown)
 	}
-	if len(Rules()) != 12 {
-		t.Errorf("Rules() has %d rows, want 12", len(Rules()))
+	if len(Rules()) != 14 {
+		t.Errorf("Rules() has %d rows, want 14", len(Rules()))
 	}
 }
 
@@ -99,23 +101,32 @@ func TestHopsDirect(t *testing.T) {
 	}
 }
 
+// TestInheritedLinks: what a Destination reads of an origin's links on
+// the aggregator's entry, rel by rel (docs/republish.md).
 func TestInheritedLinks(t *testing.T) {
 	up := originChange(
-		resourcesync.Link{Rel: "collection", Href: "http://original.example.com/coll"},
+		resourcesync.Link{Rel: "collection", Href: "http://original.example.com/aggregation/0601007"},
 		resourcesync.Link{Rel: "canonical", Href: "http://original.example.com/c"},
 		resourcesync.Link{Rel: "duplicate", Href: "http://mirror.example.com/res1.html", Pri: 1},
-		resourcesync.Link{Rel: "memento", Href: "http://a/m"},
-		resourcesync.Link{Rel: "timegate", Href: "http://a/tg"},
-		resourcesync.Link{Rel: "timemap", Href: "http://a/tm"},
+		resourcesync.Link{Rel: "memento", Href: "http://original.example.com/20130103070000/res1", Modified: t0, Hash: md5sum, Length: i64(8876), Type: "text/html"},
+		resourcesync.Link{Rel: "timegate", Href: "http://original.example.com/timegate/res1"},
+		resourcesync.Link{Rel: "timemap", Href: "http://original.example.com/timemap/res1", Type: "application/link-format"},
+		resourcesync.Link{Rel: "original", Href: "http://original.example.com/res1.html"},
 		resourcesync.Link{Rel: PatchRel, Href: "http://a/p"},
 		resourcesync.Link{Rel: "describedby", Href: "http://original.example.com/meta.xml", Type: "application/xml", Hash: md5sum},
+		resourcesync.Link{Rel: "describedby", Href: "http://original.example.com/dc.xml", Type: "application/xml",
+			Hash:  resourcesync.Hashes{{Alg: "md5", Value: "1584abdf8ebdc9802ac0c6a7402c03b6"}, {Alg: "x-tiger", Value: "ab"}},
+			Extra: []xml.Attr{{Name: xml.Name{Space: "http://x/", Local: "y"}, Value: "z"}}},
 		resourcesync.Link{Rel: "describes", Href: "http://original.example.com/missing"},
+		resourcesync.Link{Rel: "profile", Href: "http://purl.org/dc/elements/1.1/"},
 		resourcesync.Link{Rel: "alternate", Href: "http://original.example.com/res1.pdf", Type: "application/pdf", Pri: 2},
+		resourcesync.Link{Rel: "alternate", Href: "http://original.example.com/res1.txt", Type: "text/plain"},
 		resourcesync.Link{Rel: "license", Href: "http://creativecommons.org/licenses/by/4.0/"},
 	)
 	copyTime := t0.Add(24 * time.Hour)
+	copySHA := strings.Repeat("ab", 32)
 	held := map[string]Copy{
-		"http://original.example.com/meta.xml": {URI: "http://agg/c/r/http/original.example.com/meta.xml", Hash: resourcesync.Hashes{{Alg: "sha-256", Value: "ab"}}, Length: i64(10), Modified: copyTime},
+		"http://original.example.com/meta.xml": {URI: "http://agg/c/r/http/original.example.com/meta.xml", Hash: resourcesync.Hashes{{Alg: "sha-256", Value: copySHA}}, Length: i64(10), Modified: copyTime},
 		"http://original.example.com/res1.pdf": {URI: "http://agg/c/r/http/original.example.com/res1.pdf", Type: "application/pdf", Length: i64(99)},
 	}
 	resolve := func(ctx context.Context, href string) (Copy, bool, error) {
@@ -126,29 +137,38 @@ func TestInheritedLinks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(links) != 3 {
-		t.Fatalf("links = %+v, want via, describedby, alternate", links)
-	}
-	if links[0].Rel != "via" {
-		t.Errorf("first link %+v, want via", links[0])
-	}
-	d := links[1]
-	if d.Rel != "describedby" || d.Href != held["http://original.example.com/meta.xml"].URI || d.Type != "application/xml" ||
-		d.Hash.Get("sha-256") != "ab" || d.Hash.Get("md5") != "" || *d.Length != 10 || !d.Modified.Equal(copyTime) {
-		t.Errorf("describedby = %+v", d)
-	}
-	a := links[2]
-	if a.Rel != "alternate" || a.Pri != 2 || a.Href != held["http://original.example.com/res1.pdf"].URI {
-		t.Errorf("alternate = %+v", a)
-	}
-	vias := 0
+	var got []string
 	for _, l := range links {
-		if l.Rel == "via" {
-			vias++
-		}
+		got = append(got, l.Rel+" "+l.Href)
 	}
-	if vias != 1 {
-		t.Errorf("%d via links", vias)
+	want := []string{
+		"via http://original.example.com/res1.html",
+		"collection http://original.example.com/aggregation/0601007",
+		"memento http://original.example.com/20130103070000/res1",
+		"timegate http://original.example.com/timegate/res1",
+		"timemap http://original.example.com/timemap/res1",
+		"original http://original.example.com/res1.html",
+		"describedby http://agg/c/r/http/original.example.com/meta.xml", // held: the copy
+		"describedby http://original.example.com/dc.xml",                // not held: the origin's
+		"describes http://original.example.com/missing",
+		"profile http://purl.org/dc/elements/1.1/",
+		"alternate http://agg/c/r/http/original.example.com/res1.pdf", // held; res1.txt is not, and goes
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("links:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	d := links[6]
+	if d.Type != "application/xml" || d.Hash.Get("sha-256") != copySHA || d.Hash.Get("md5") != "" || *d.Length != 10 || !d.Modified.Equal(copyTime) {
+		t.Errorf("rewritten describedby = %+v", d)
+	}
+	if m := links[2]; !m.Modified.Equal(t0) || m.Hash.String() != md5sum.String() || *m.Length != 8876 || m.Type != "text/html" {
+		t.Errorf("memento = %+v, want the origin's attributes", m)
+	}
+	if k := links[7]; k.Hash.String() != md5sum.String() || k.Extra != nil || k.Type != "application/xml" {
+		t.Errorf("kept describedby = %+v, want its md5 and type only", k)
+	}
+	if a := links[10]; a.Pri != 2 || a.Type != "application/pdf" {
+		t.Errorf("alternate = %+v", a)
 	}
 }
 

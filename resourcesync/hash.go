@@ -33,7 +33,8 @@ type Hash struct {
 type Hashes []Hash
 
 // ParseHashes reads a hash attribute. Digests of the algorithms this package
-// computes must be hex of the right length; other algorithms are kept as
+// computes must be readable (hex of the right length, or base64, see
+// Digest) and are rewritten as lowercase hex; other algorithms are kept as
 // they are.
 func ParseHashes(s string) (Hashes, error) {
 	var hs Hashes
@@ -42,14 +43,11 @@ func ParseHashes(s string) (Hashes, error) {
 		if !ok || alg == "" || val == "" {
 			return nil, fmt.Errorf("hash %q: want algorithm:digest", f)
 		}
-		alg = strings.ToLower(alg)
-		if n := digestLen(alg); n > 0 {
-			val = strings.ToLower(val)
-			if b, err := hex.DecodeString(val); err != nil || len(b) != n {
-				return nil, fmt.Errorf("hash %q: %s digest must be %d hex bytes", f, alg, n)
-			}
+		h := Hash{Alg: strings.ToLower(alg), Value: val}
+		if h.normalize()&noteUnreadable != 0 {
+			return nil, fmt.Errorf("hash %q: %s digest must be %d bytes in hex or base64", f, h.Alg, digestLen(h.Alg))
 		}
-		hs = append(hs, Hash{Alg: alg, Value: val})
+		hs = append(hs, h)
 	}
 	return hs, nil
 }
@@ -80,35 +78,26 @@ func (hs Hashes) String() string {
 	return b.String()
 }
 
-// Get returns the digest for alg, or "".
+// Get returns the digest for alg, or "". For md5, sha-1 and sha-256 it is
+// the digest in lowercase hex, and "" when the value declared cannot be
+// read (see Digest): every comparison with a computed digest (a catalog
+// lookup, a baseline's diff, a fetch skipped) then takes an unreadable
+// digest as no digest, never as a different one.
 func (hs Hashes) Get(alg string) string {
 	for _, h := range hs {
-		if h.Alg == alg {
-			return h.Value
-		}
-	}
-	return ""
-}
-
-// Verify compares the declared digests with computed ones. Every algorithm
-// present in both must agree; an algorithm only one side knows is not
-// compared. It fails when no algorithm is shared, since nothing was checked.
-func (hs Hashes) Verify(computed Hashes) error {
-	checked := 0
-	for _, h := range hs {
-		got := computed.Get(h.Alg)
-		if got == "" {
+		if h.Alg != alg {
 			continue
 		}
-		if got != h.Value {
-			return fmt.Errorf("%s mismatch: declared %s, computed %s", h.Alg, h.Value, got)
+		n := digestLen(alg)
+		if n == 0 || len(h.Value) == 2*n && isHex(h.Value) {
+			return h.Value
 		}
-		checked++
+		if b := h.Digest(); b != nil {
+			return hex.EncodeToString(b)
+		}
+		return ""
 	}
-	if checked == 0 && len(hs) > 0 {
-		return fmt.Errorf("no declared hash (%s) among the computed ones", hs)
-	}
-	return nil
+	return ""
 }
 
 // LanesFrom is the expected length from which a Hasher computes md5 on the
@@ -255,17 +244,18 @@ func (h *Hasher) Close() {
 }
 
 // ParseHashesLoose reads a hash attribute as a reader of other people's
-// documents must: each value must be algorithm:digest, but a digest that is
-// not hex of the algorithm's length (the spec's own examples have such) is
-// kept as given, for a validator to flag and a verifier to ignore. Hex
-// digests of known algorithms are lowercased, as in ParseHashes.
+// documents must: each value must be algorithm:digest; a readable digest
+// of a known algorithm, hex or base64, is rewritten as lowercase hex, and
+// one that cannot be read (the spec's own examples have such) is kept as
+// given, for a validator to flag and a verifier to ignore.
 func ParseHashesLoose(s string) (Hashes, error) {
-	return parseHashesInto(nil, s)
+	return parseHashesInto(nil, s, nil)
 }
 
 // parseHashesInto is ParseHashesLoose appending to dst, so that the reader
-// can give it room allocated with the entry.
-func parseHashesInto(dst Hashes, s string) (Hashes, error) {
+// can give it room allocated with the entry; note, when not nil, gathers
+// what was tolerated.
+func parseHashesInto(dst Hashes, s string, note *hashNote) (Hashes, error) {
 	hs := dst
 	for s != "" {
 		// Split on white space by hand: this runs for every entry, and
@@ -287,13 +277,11 @@ func parseHashesInto(dst Hashes, s string) (Hashes, error) {
 		if !ok || alg == "" || val == "" {
 			return nil, fmt.Errorf("hash %q: want algorithm:digest", f)
 		}
-		alg = strings.ToLower(alg)
-		if n := digestLen(alg); n > 0 && len(val) == 2*n {
-			if low := strings.ToLower(val); isHex(low) {
-				val = low
-			}
+		h := Hash{Alg: strings.ToLower(alg), Value: val}
+		if n := h.normalize(); note != nil {
+			*note |= n
 		}
-		hs = append(hs, Hash{Alg: alg, Value: val})
+		hs = append(hs, h)
 	}
 	if len(hs) == 0 {
 		return nil, nil

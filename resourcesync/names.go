@@ -22,6 +22,9 @@ type binding struct {
 type nsScope struct {
 	b    []binding
 	size int // bytes of the prefixes and namespaces in b, for MaxEntryBytes
+	// variant is the last misspelt Sitemap or ResourceSync namespace
+	// declared (see canonicalNS), for the reader's warning.
+	variant string
 }
 
 // push records the declarations among attrs, made by the element at depth.
@@ -30,13 +33,33 @@ func (s *nsScope) push(attrs []attr, depth int) {
 		prefix, local := splitName(a.name)
 		switch {
 		case string(prefix) == "xmlns":
-			s.b = append(s.b, binding{string(local), string(a.value), depth})
+			s.b = append(s.b, binding{string(local), s.canonical(a.value), depth})
 			s.size += len(local) + len(a.value)
 		case len(prefix) == 0 && string(local) == "xmlns":
-			s.b = append(s.b, binding{"", string(a.value), depth})
+			s.b = append(s.b, binding{"", s.canonical(a.value), depth})
 			s.size += len(a.value)
 		}
 	}
+}
+
+// canonical is the namespace a declaration means: the Sitemap or
+// ResourceSync namespace as the specs spell it when a producer wrote it
+// with https, without its trailing slash or with one too many, else the
+// namespace as written.
+func (s *nsScope) canonical(v []byte) string {
+	switch string(v) {
+	case SitemapNS, RSNS:
+		return string(v)
+	case "https://www.sitemaps.org/schemas/sitemap/0.9", "http://www.sitemaps.org/schemas/sitemap/0.9/",
+		"https://www.sitemaps.org/schemas/sitemap/0.9/":
+		s.variant = string(v)
+		return SitemapNS
+	case "https://www.openarchives.org/rs/terms/", "http://www.openarchives.org/rs/terms",
+		"https://www.openarchives.org/rs/terms":
+		s.variant = string(v)
+		return RSNS
+	}
+	return string(v)
 }
 
 // pop forgets the declarations of elements at depth and deeper.

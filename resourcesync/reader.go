@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
+	"time"
 )
 
 // Reader reads one ResourceSync document, one entry at a time, so that
@@ -28,6 +30,13 @@ type Reader struct {
 	blk     *entryBlock // of the entry being read
 	strs    strCache
 	kept    int // bytes of start tags and captured text since the entry (or the header) began, for MaxEntryBytes
+
+	// what the tolerant reading needs (tolerate.go)
+	base       *url.URL // the document's URL, nil when unknown
+	kind       Kind
+	caps       uint16    // capabilities met in a Capability List, by capBit
+	prevChange time.Time // of the last timed change entry
+	warns      []Warning
 }
 
 // NewReader reads a document through its header: the root element and the
@@ -35,25 +44,44 @@ type Reader struct {
 // starting with the gzip magic bytes is gunzipped, within MaxDecompressed.
 // Input that is not a Sitemap fails with an Error wrapping ErrNotSitemap.
 func NewReader(r io.Reader, lim Limits) (*Reader, error) {
+	return NewReaderAt(r, "", lim)
+}
+
+// NewReaderAt is NewReader for a document read from the URL base: its
+// relative locs and hrefs are resolved against base (with a warning), as
+// a browser resolves a page's links. An empty or unparsable base leaves
+// them as written.
+func NewReaderAt(r io.Reader, base string, lim Limits) (*Reader, error) {
 	lim = lim.withDefaults()
 	in, err := openInput(r, lim)
 	if err != nil {
 		rd := &Reader{lim: lim}
 		return nil, rd.fatal(err)
 	}
-	return newReader(newScanner(in, lim.MaxTokenLen), lim)
+	return newReader(newScanner(in, lim.MaxTokenLen), lim, parseBase(base))
 }
 
 // newReader reads the header from src, lim already complete.
-func newReader(src tokenSource, lim Limits) (*Reader, error) {
-	rd := &Reader{lim: lim, src: src, strs: strCache{}}
+func newReader(src tokenSource, lim Limits, base *url.URL) (*Reader, error) {
+	rd := &Reader{lim: lim, src: src, strs: strCache{}, base: base}
 	if err := rd.readRoot(); err != nil {
 		return nil, err
 	}
 	if err := rd.readHeader(); err != nil {
 		return nil, err
 	}
+	rd.tolerateHeader()
 	return rd, nil
+}
+
+// parseBase is the document URL relative URIs resolve against: only an
+// absolute one will do.
+func parseBase(base string) *url.URL {
+	u, err := url.Parse(base)
+	if base == "" || err != nil || !u.IsAbs() {
+		return nil
+	}
+	return u
 }
 
 // Header is the document's header, read by NewReader.

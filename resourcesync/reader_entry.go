@@ -189,6 +189,7 @@ func (r *Reader) readEntry() (*Entry, error) {
 				if bad != nil {
 					return nil, r.entryError(bad)
 				}
+				r.tolerateEntry(e)
 				return e, nil
 			}
 		case tokStart:

@@ -23,9 +23,7 @@ func (r *Reader) entryChild(e *Entry, t *token, uri string, local []byte) error 
 		if err != nil {
 			return err
 		}
-		var ok bool
-		if e.LastMod, ok = parseW3C(b); !ok {
-			_, err := ParseTime(string(b))
+		if e.LastMod, err = r.time("lastmod", b); err != nil {
 			return valueError{err: fmt.Errorf("lastmod: %w", err)}
 		}
 	case uri == SitemapNS && string(local) == "changefreq":
@@ -126,15 +124,15 @@ func (r *Reader) parseMD(attrs []attr, md *MD, blk *entryBlock) error {
 		case "capability":
 			md.Capability = r.strs.get(v)
 		case "at":
-			md.At, err = attrTime(local, v)
+			md.At, err = r.attrTime(local, v)
 		case "completed":
-			md.Completed, err = attrTime(local, v)
+			md.Completed, err = r.attrTime(local, v)
 		case "from":
-			md.From, err = attrTime(local, v)
+			md.From, err = r.attrTime(local, v)
 		case "until":
-			md.Until, err = attrTime(local, v)
+			md.Until, err = r.attrTime(local, v)
 		case "datetime":
-			md.DateTime, err = attrTime(local, v)
+			md.DateTime, err = r.attrTime(local, v)
 		case "change":
 			md.Change = r.strs.get(v)
 		case "encoding":
@@ -144,7 +142,7 @@ func (r *Reader) parseMD(attrs []attr, md *MD, blk *entryBlock) error {
 			if blk != nil {
 				room = blk.hash[:0:1]
 			}
-			md.Hash, err = parseHashesInto(room, string(v))
+			md.Hash, err = r.hashes(room, v)
 		case "length":
 			var n int64
 			if n, err = attrLength(v); err == nil {
@@ -195,9 +193,9 @@ func (r *Reader) parseLink(attrs []attr, l *Link) error {
 			}
 			l.Href = string(v)
 		case "modified":
-			l.Modified, err = attrTime(local, v)
+			l.Modified, err = r.attrTime(local, v)
 		case "hash":
-			l.Hash, err = ParseHashesLoose(string(v))
+			l.Hash, err = r.hashes(nil, v)
 		case "length":
 			var n int64
 			if n, err = attrLength(v); err == nil {
@@ -250,12 +248,15 @@ func (r *Reader) extraAttr(a attr, extra *[]xml.Attr) error {
 	return nil
 }
 
-func attrTime(name, v []byte) (time.Time, error) {
+func (r *Reader) attrTime(name, v []byte) (time.Time, error) {
 	if t, ok := parseW3C(v); ok {
 		return t, nil
 	}
-	_, err := ParseTime(string(v))
-	return time.Time{}, fmt.Errorf("%s: %w", name, err)
+	t, err := r.time(string(name), v)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%s: %w", name, err)
+	}
+	return t, nil
 }
 
 // attrLength reads a length as strconv.ParseInt would, without making a

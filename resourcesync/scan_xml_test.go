@@ -74,7 +74,7 @@ func readWith(data []byte, lim Limits, src func(io.Reader) tokenSource) outcome 
 		o.fatal = &Error{Err: err, Fatal: true}
 		return o
 	}
-	r, err := newReader(src(in), lim)
+	r, err := newReader(src(in), lim, nil)
 	if err != nil {
 		o.fatal = asError(err)
 		return o

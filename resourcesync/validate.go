@@ -77,6 +77,9 @@ type Options struct {
 	// MaxProblems is how many problems a Report keeps; 0 means
 	// DefaultMaxProblems. The rest are only counted.
 	MaxProblems int
+	// Base, when set, is the URL the document was read from: relative
+	// URIs are resolved against it, as the harvester does.
+	Base string
 	// Up, when set, is the URI of the document that led to this one (the
 	// Source Description for a Capability List, the Capability List for a
 	// capability document). A rel="up" link pointing elsewhere is a warning.
@@ -85,7 +88,9 @@ type Options struct {
 
 // Validator checks one document against the ResourceSync specifications as
 // it streams by: the header first (NewValidator), then each entry (Entry),
-// then Finish. It keeps only a constant amount of state per document, so its
+// then Finish. What a tolerant reader reads although the spec says
+// otherwise is not its to judge: Validate adds the Reader's Warnings, so
+// that a document gets one verdict, the harvester's. It keeps only a constant amount of state per document, so its
 // memory does not grow with the number of entries.
 type Validator struct {
 	opts   Options
@@ -94,13 +99,10 @@ type Validator struct {
 	report Report
 
 	// state for the rules that compare an entry with the ones before it
-	prevTime     time.Time // change time of the last timed entry
-	prevLine     int
 	prevFrom     time.Time // from of the last child list/package
 	prevUntil    time.Time
 	prevOpenLine int // line of a child list without until, if any
 	pkgType      string
-	caps         map[string]int // capability -> line, Capability Lists only
 }
 
 // NewValidator starts validating the document whose header is h and checks

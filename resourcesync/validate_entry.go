@@ -20,7 +20,7 @@ func (v *Validator) checkEntry(e *Entry) {
 		v.warnf(line, "changefreq %q is not one of always, hourly, daily, weekly, monthly, yearly, never", e.ChangeFreq)
 	}
 	if e.MD != nil {
-		v.checkValues(line, "", e.MD.Hash, e.MD.Length, e.MD.Type)
+		v.checkValues(line, "", e.MD.Length, e.MD.Type)
 	}
 	v.checkLinks(line, "", e.Links)
 	v.checkEntryCapability(e)
@@ -91,6 +91,8 @@ func (v *Validator) checkEntryCapability(e *Entry) {
 		switch {
 		case capa == "":
 			v.errorf(line, "entry has no rs:md capability: a Destination cannot tell what %s is", e.Loc)
+		case capa == "changelistindex":
+			// the reader's WarnCapabilityVariant
 		case archiveCapability(capa):
 			v.warnf(line, "capability %q comes from the Archiving spec and is not checked here", capa)
 		case !knownCapability(capa):
@@ -98,14 +100,8 @@ func (v *Validator) checkEntryCapability(e *Entry) {
 		case !capListTarget(capa):
 			v.errorf(line, "capability %q: a Capability List points to resourcelist, changelist, resourcedump, changedump or change-notification documents", capa)
 		default:
-			if first, dup := v.caps[capa]; dup {
-				v.errorf(line, "second entry for capability %q (the first is at line %d): a Capability List has one per capability", capa, first)
-			} else {
-				if v.caps == nil {
-					v.caps = make(map[string]int)
-				}
-				v.caps[capa] = line
-			}
+			// A second entry for a capability is the reader's warning
+			// (WarnDuplicateCapability): every one is harvested.
 			if capa == CapChangeNotification {
 				if l := e.Link("hub"); l == nil || l.Href == "" {
 					v.errorf(line, "change-notification entry has no rel=\"hub\" link: a Destination cannot subscribe")
@@ -210,7 +206,10 @@ func (v *Validator) checkURI(line int, what, s string, loc bool) {
 	switch {
 	case err != nil:
 		report(line, "%s %q is not a URI: %v", what, s, err)
-	case u.Scheme == "" || u.Host == "" && u.Opaque == "":
+	case u.Scheme == "":
+		// relative: the reader resolves it against the document's URL,
+		// with its warning (WarnRelativeURI)
+	case u.Host == "" && u.Opaque == "":
 		report(line, "%s %q is not an absolute URI", what, s)
 	case u.Scheme != "http" && u.Scheme != "https":
 		v.warnf(line, "%s %q is not an http or https URI", what, s)

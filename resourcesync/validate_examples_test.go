@@ -27,7 +27,8 @@ var exampleWarnings = map[string][]struct {
 	"examples-1.0/ex_05.xml": {{0, noUp}},
 	"examples-1.0/ex_08.xml": {{0, noUp}},
 	"examples-1.0/ex_24.xml": {{8, `"gsiftp://gridftp.example.com/res1" is not an http or https URI`}},
-	"examples-1.0/ex_27.xml": {{8, "cannot be verified"}, {8, "cannot be verified"}, {22, "cannot be verified"}, {22, "cannot be verified"}},
+	// Example 27's sha-256 values are base64url, but for the last one.
+	"examples-1.0/ex_27.xml": {{8, "base64 digest"}, {22, "cannot be verified"}},
 	"examples-1.1/ex_01.xml": {{0, noUp}},
 	"examples-1.1/ex_02.xml": {{0, noUp}},
 	"examples-1.1/ex_03.xml": {{0, noUp}},
@@ -38,7 +39,7 @@ var exampleWarnings = map[string][]struct {
 	// them a datetime.
 	"examples-1.1/ex_19.xml": {{22, "neither lastmod nor rs:md datetime"}},
 	"examples-1.1/ex_24.xml": {{8, `"gsiftp://gridftp.example.com/res1" is not an http or https URI`}},
-	"examples-1.1/ex_27.xml": {{8, "neither lastmod"}, {8, "cannot be verified"}, {8, "cannot be verified"}, {20, "neither lastmod"}, {20, "cannot be verified"}, {20, "cannot be verified"}},
+	"examples-1.1/ex_27.xml": {{8, "neither lastmod"}, {8, "base64 digest"}, {20, "neither lastmod"}, {20, "cannot be verified"}},
 	"examples-1.1/ex_30.xml": {{8, "neither lastmod nor rs:md datetime"}},
 }
 
@@ -84,22 +85,23 @@ func TestValidateInvalid(t *testing.T) {
 		line int
 		sub  string
 	}{
-		{"cl_missing_from.xml", SeverityError, 0, "Change List has no from attribute"},
-		{"cl_not_chronological.xml", SeverityError, 21, "before 2013-01-02T13:00:00Z at line 16: entries must be in forward chronological order"},
+		// What the harvester reads, the validator warns about.
+		{"cl_missing_from.xml", SeverityWarning, 0, "Change List has no from attribute"},
+		{"cl_not_chronological.xml", SeverityWarning, 21, "is before the one above it (2013-01-02T13:00:00Z): the changes are not in forward chronological order"},
 		{"cl_bad_datetime.xml", SeverityError, 15, `datetime "2013-01-03 13h00"`},
 		{"caplist_unknown_capability.xml", SeverityError, 21, `unknown capability "changedumps"`},
 		{"rl_missing_up.xml", SeverityWarning, 0, `Resource List has no rel="up" link`},
 		{"cl_missing_change.xml", SeverityError, 13, "no rs:md change attribute"},
 		{"rdm_missing_path.xml", SeverityError, 17, "no rs:md path"},
 		{"cl_from_after_until.xml", SeverityError, 0, "from 2013-01-04T00:00:00Z is after until 2013-01-03T00:00:00Z"},
-		{"cl_from_after_until.xml", SeverityError, 11, "before the document's from"},
-		{"cl_entry_after_until.xml", SeverityError, 26, "after the document's until 2013-01-03T00:00:00Z"},
+		{"cl_from_after_until.xml", SeverityWarning, 11, "before the document's from"},
+		{"cl_entry_after_until.xml", SeverityWarning, 26, "after the document's until 2013-01-03T00:00:00Z"},
 		{"cli_closed_open_child.xml", SeverityError, 19, "Change List Index is closed"},
 		{"rl_bad_hash.xml", SeverityError, 14, `hash "md5"`},
 		{"rl_negative_length.xml", SeverityError, 14, `length "-8876"`},
 		{"cl_missing_loc.xml", SeverityError, 21, "no <loc>"},
 		{"notification_missing_until.xml", SeverityError, 0, "Change Notification has no until"},
-		{"notification_not_chronological.xml", SeverityError, 18, "forward chronological order"},
+		{"notification_not_chronological.xml", SeverityWarning, 18, "forward chronological order"},
 		{"cd_package_not_zip.xml", SeverityWarning, 8, `package type "application/x-tar"`},
 		{"sd_lists_resourcelist.xml", SeverityError, 13, "Capability Lists only"},
 		{"not_a_sitemap.xml", SeverityError, 1, "not a Sitemap document"},
@@ -107,7 +109,8 @@ func TestValidateInvalid(t *testing.T) {
 		t.Run(c.file+"/"+c.sub, func(t *testing.T) {
 			r := validateFile(t, filepath.Join("testdata", "invalid", c.file))
 			wantProblem(t, r, c.sev, c.line, c.sub)
-			if c.sev == SeverityWarning && r.Errors > 0 {
+			// cl_from_after_until.xml also has its header's error.
+			if c.sev == SeverityWarning && r.Errors > 0 && c.file != "cl_from_after_until.xml" {
 				t.Errorf("want only warnings:\n%s", dump(r))
 			}
 		})

@@ -68,16 +68,15 @@ func (v *Validator) checkHeaderTimes() {
 	md, k := &v.h.MD, v.kind
 	switch {
 	case snapshotKind(k):
-		if md.At.IsZero() {
-			v.errorf(0, "%s has no at attribute: a Destination cannot tell when the snapshot was taken", k)
-		}
 		if !md.At.IsZero() && !md.Completed.IsZero() && md.Completed.Before(md.At) {
 			v.errorf(0, "completed %s is before at %s", showTime(md.Completed), showTime(md.At))
 		}
 		v.unusedTimes(0, "", md.From, md.Until, k)
 	case changeKind(k):
-		if md.From.IsZero() {
-			v.errorf(0, "%s has no from attribute: a Destination cannot tell which changes it covers", k)
+		// A missing at or from is the reader's warning (WarnNoAt,
+		// WarnNoFrom), but a notification is refused without its interval.
+		if k == KindChangeNotification && md.From.IsZero() {
+			v.errorf(0, "Change Notification has no from attribute: a Destination cannot tell which changes it covers")
 		}
 		if k == KindChangeNotification && md.Until.IsZero() {
 			v.errorf(0, "Change Notification has no until attribute: a Destination cannot detect gaps between notifications")

@@ -1,9 +1,11 @@
 package resourcesync
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 )
 
 // Validate reads a whole document from r, within lim, and validates it.
@@ -13,7 +15,7 @@ import (
 // the report there. The error return is only for failures that say nothing
 // about the document.
 func Validate(r io.Reader, lim Limits, opts Options) (*Report, error) {
-	rd, err := NewReader(r, lim)
+	rd, err := NewReaderAt(r, opts.Base, lim)
 	if err != nil {
 		p, ok := readerProblem(err)
 		if !ok {
@@ -41,7 +43,14 @@ func Validate(r io.Reader, lim Limits, opts Options) (*Report, error) {
 		}
 		v.Entry(e)
 	}
-	return v.Finish(), nil
+	for _, w := range rd.Warnings() {
+		v.Add(Problem{Line: w.Line, Severity: SeverityWarning, Msg: w.String()})
+	}
+	rep := v.Finish()
+	// The reader's warnings come in with the line of their first
+	// occurrence: put every problem back in document order.
+	slices.SortStableFunc(rep.Problems, func(a, b Problem) int { return cmp.Compare(a.Line, b.Line) })
+	return rep, nil
 }
 
 // readerProblem turns a reader Error into an error Problem at its line.

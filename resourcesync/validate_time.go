@@ -39,9 +39,7 @@ func (v *Validator) noEntryTimes(line int, md *MD) {
 	}
 }
 
-// checkChangeTime checks the time of the change an entry records: present,
-// within from/until, and not before the previous entry's (forward
-// chronological order).
+// checkChangeTime checks that an entry records the time of its change.
 func (v *Validator) checkChangeTime(e *Entry) {
 	t := e.ChangeTime()
 	if t.IsZero() {
@@ -50,18 +48,9 @@ func (v *Validator) checkChangeTime(e *Entry) {
 		}
 		return
 	}
-	from, until := v.h.MD.From, v.h.MD.Until
-	if !from.IsZero() && t.Before(from) {
-		v.errorf(e.Line, "change time %s is before the document's from %s", showTime(t), showTime(from))
-	}
-	if !until.IsZero() && t.After(until) {
-		v.errorf(e.Line, "change time %s is after the document's until %s", showTime(t), showTime(until))
-	}
-	if !v.prevTime.IsZero() && t.Before(v.prevTime) {
-		v.errorf(e.Line, "change time %s is before %s at line %d: entries must be in forward chronological order",
-			showTime(t), showTime(v.prevTime), v.prevLine)
-	}
-	v.prevTime, v.prevLine = t, e.Line
+	// A time outside from/until, or before the one above it, is the
+	// reader's warning (WarnOutsideInterval, WarnUnordered): the harvester
+	// reads such lists, in time order.
 }
 
 // checkChildInterval checks the from/until of an entry that stands for a

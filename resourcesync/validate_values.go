@@ -1,25 +1,15 @@
 package resourcesync
 
-import (
-	"encoding/hex"
-	"strings"
-)
+import "strings"
 
 // maxPri is the largest pri value (RFC 6249, spec section 7).
 const maxPri = 999999
 
 // checkValues checks the attributes that rs:md and rs:ln share: hash,
 // length and type. where prefixes messages ("rel=\"duplicate\" link: ").
-func (v *Validator) checkValues(line int, where string, hs Hashes, length *int64, typ string) {
-	for _, h := range hs {
-		n := digestLen(h.Alg)
-		if n == 0 {
-			continue
-		}
-		if b, err := hex.DecodeString(h.Value); err != nil || len(b) != n {
-			v.warnf(line, "%shash %s:%s is not a %d-byte hex digest: it cannot be verified and will be ignored", where, h.Alg, h.Value, n)
-		}
-	}
+func (v *Validator) checkValues(line int, where string, length *int64, typ string) {
+	// Digests in base64, or unreadable, are the reader's warnings
+	// (WarnHashBase64, WarnHashUnreadable).
 	if length != nil && *length < 0 {
 		v.errorf(line, "%slength %d is negative", where, *length)
 	}
@@ -50,6 +40,6 @@ func (v *Validator) checkLinks(line int, where string, links []Link) {
 		if l.Pri < 0 || l.Pri > maxPri {
 			v.warnf(line, "%srs:ln rel=%q: pri %d is outside 1 to %d", where, l.Rel, l.Pri, maxPri)
 		}
-		v.checkValues(line, where+"rs:ln rel=\""+l.Rel+"\": ", l.Hash, l.Length, l.Type)
+		v.checkValues(line, where+"rs:ln rel=\""+l.Rel+"\": ", l.Length, l.Type)
 	}
 }

@@ -50,7 +50,7 @@ func TestExternalHub(t *testing.T) {
 func TestEncodeNotificationReadsBack(t *testing.T) {
 	p := payload(t, t0, t0.Add(time.Minute), "http://example.com/a", "http://example.com/b")
 	s := &Subscriber{cfg: SubscriberConfig{MaxEntries: 10, MaxBytes: 1 << 20}}
-	h, es, err := s.parse(p)
+	h, es, _, err := s.parse(p)
 	if err != nil {
 		t.Fatal(err)
 	}

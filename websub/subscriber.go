@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -70,6 +71,10 @@ type Sub struct {
 	// Lease and Expires are what the hub granted at its last verification.
 	Lease   time.Duration
 	Expires time.Time
+	// Tolerated counts, by kind, the notifications taken although they
+	// departed from the spec (resourcesync.Warning kinds and
+	// WarnChangeListPayload), for the status page.
+	Tolerated map[resourcesync.WarningKind]int
 }
 
 // Subscriber subscribes to hubs, answers their verifications, renews
@@ -193,7 +198,9 @@ func (s *Subscriber) get(id string) (Sub, error) {
 	if !ok {
 		return Sub{}, fmt.Errorf("subscription %s is gone", id)
 	}
-	return e.Sub, nil
+	sub := e.Sub
+	sub.Tolerated = maps.Clone(e.Tolerated)
+	return sub, nil
 }
 
 // request sends a subscribe or unsubscribe request for e to its hub.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"path"
 	"strconv"
@@ -97,6 +98,7 @@ func (s *Subscriber) serveNotification(w http.ResponseWriter, r *http.Request, i
 	var secret string
 	if ok {
 		sub, secret = e.Sub, e.secret
+		sub.Tolerated = maps.Clone(e.Tolerated)
 	}
 	s.mu.Unlock()
 	if !ok || sub.State == Unsubscribing {
@@ -124,7 +126,7 @@ func (s *Subscriber) serveNotification(w http.ResponseWriter, r *http.Request, i
 		reject(http.StatusBadRequest, fmt.Errorf("notification is for topic %s, subscribed to %s", self, sub.Topic))
 		return
 	}
-	hd, entries, err := s.parse(body)
+	hd, entries, warns, err := s.parse(body)
 	if err != nil {
 		status := http.StatusBadRequest
 		if re := (*resourcesync.Error)(nil); errors.As(err, &re) && re.Limit != "" {
@@ -138,33 +140,45 @@ func (s *Subscriber) serveNotification(w http.ResponseWriter, r *http.Request, i
 		http.Error(w, "notification not taken; retry", http.StatusServiceUnavailable)
 		return
 	}
+	s.tolerated(id, warns)
 	w.WriteHeader(http.StatusNoContent)
 }
 
 // parse reads a whole notification payload. Any bad entry rejects it all:
 // handing on part of a notification would leave its interval half-covered.
-func (s *Subscriber) parse(body []byte) (*resourcesync.Header, []*resourcesync.Entry, error) {
+// It returns what the payload needed tolerated: the reader's warnings, and
+// a payload posted as a Change List (see WarnChangeListPayload).
+func (s *Subscriber) parse(body []byte) (*resourcesync.Header, []*resourcesync.Entry, []resourcesync.Warning, error) {
 	lim := resourcesync.DefaultLimits()
 	lim.MaxBytes, lim.MaxDecompressed, lim.MaxEntries = s.cfg.MaxBytes, s.cfg.MaxBytes, s.cfg.MaxEntries
 	rd, err := resourcesync.NewReader(bytes.NewReader(body), lim)
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading the notification: %w", err)
+		return nil, nil, nil, fmt.Errorf("reading the notification: %w", err)
 	}
 	hd := rd.Header()
-	if k := hd.Kind(); k != resourcesync.KindChangeNotification {
-		return nil, nil, fmt.Errorf("%w: the payload is a %s", ErrNotNotification, k)
+	var own []resourcesync.Warning
+	switch k := hd.Kind(); k {
+	case resourcesync.KindChangeNotification:
+	case resourcesync.KindChangeList:
+		// Only on a callback the Subscriber subscribed, signed with its
+		// secret: what else the hub of that topic sends is its changes.
+		hd.MD.Capability = resourcesync.CapChangeNotification
+		own = append(own, resourcesync.Warning{Kind: WarnChangeListPayload, Count: 1,
+			Msg: `notification posted with capability="changelist": read as a Change Notification`})
+	default:
+		return nil, nil, nil, fmt.Errorf("%w: the payload is a %s", ErrNotNotification, k)
 	}
 	if hd.MD.From.IsZero() || hd.MD.Until.IsZero() || hd.MD.Until.Before(hd.MD.From) {
-		return nil, nil, fmt.Errorf("%w: from %v and until %v are not an interval", ErrNotNotification, hd.MD.From, hd.MD.Until)
+		return nil, nil, nil, fmt.Errorf("%w: from %v and until %v are not an interval", ErrNotNotification, hd.MD.From, hd.MD.Until)
 	}
 	var entries []*resourcesync.Entry
 	for {
 		e, err := rd.Next()
 		if err == io.EOF {
-			return hd, entries, nil
+			return hd, entries, append(own, rd.Warnings()...), nil
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("reading the notification: %w", err)
+			return nil, nil, nil, fmt.Errorf("reading the notification: %w", err)
 		}
 		entries = append(entries, e)
 	}

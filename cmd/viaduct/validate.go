@@ -38,6 +38,7 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.Int64Var(&f.lim.MaxDecompressed, "max-decompressed", f.lim.MaxDecompressed, "largest document after gunzip, in bytes")
 	fs.IntVar(&f.lim.MaxEntries, "max-entries", f.lim.MaxEntries, "most entries in one document")
 	fs.StringVar(&f.opts.Up, "up", "", "URI that rel=\"up\" links must point to (optional)")
+	fs.StringVar(&f.opts.Base, "base", "", "URL a FILE was published at, to resolve its relative URIs as the harvester would (a URL is its own)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -67,10 +68,13 @@ func validateOne(ctx context.Context, name string, f validateFlags, w io.Writer)
 	if name == "-" {
 		label = "<stdin>"
 	}
-	in, err := openDocument(ctx, name, f)
+	in, base, err := openDocument(ctx, name, f)
 	if err != nil {
 		fmt.Fprintf(w, "%s: error: %v\n", label, err)
 		return false
+	}
+	if base != "" {
+		f.opts.Base = base
 	}
 	rep, err := resourcesync.Validate(in, f.lim, f.opts)
 	in.Close()
@@ -132,35 +136,37 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// openDocument opens a file, standard input ("-") or an http(s) URL. The
-// size limits are the reader's; a URL also gets a timeout for the whole
-// transfer.
-func openDocument(ctx context.Context, name string, f validateFlags) (io.ReadCloser, error) {
+// openDocument opens a file, standard input ("-") or an http(s) URL, and
+// returns the URL relative URIs resolve against: the URL's own, after
+// redirects, or "" for a file. The size limits are the reader's; a URL
+// also gets a timeout for the whole transfer.
+func openDocument(ctx context.Context, name string, f validateFlags) (io.ReadCloser, string, error) {
 	switch {
 	case name == "-":
-		return io.NopCloser(os.Stdin), nil
+		return io.NopCloser(os.Stdin), "", nil
 	case strings.HasPrefix(name, "http://"), strings.HasPrefix(name, "https://"):
 		return fetchDocument(ctx, name, f.timeout)
 	}
-	return os.Open(name)
+	in, err := os.Open(name)
+	return in, "", err
 }
 
 // fetchDocument GETs a document. The body it returns stays under the
 // timeout until closed.
-func fetchDocument(ctx context.Context, uri string, timeout time.Duration) (io.ReadCloser, error) {
+func fetchDocument(ctx context.Context, uri string, timeout time.Duration) (io.ReadCloser, string, error) {
 	client := &http.Client{Timeout: timeout}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, uri, nil)
 	if err != nil {
-		return nil, fmt.Errorf("fetch %s: %w", uri, err)
+		return nil, "", fmt.Errorf("fetch %s: %w", uri, err)
 	}
 	req.Header.Set("User-Agent", "viaduct-validate/"+version)
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("fetch %s: %w", uri, err)
+		return nil, "", fmt.Errorf("fetch %s: %w", uri, err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		resp.Body.Close()
-		return nil, fmt.Errorf("fetch %s: %s", uri, resp.Status)
+		return nil, "", fmt.Errorf("fetch %s: %s", uri, resp.Status)
 	}
-	return resp.Body, nil
+	return resp.Body, resp.Request.URL.String(), nil
 }

@@ -57,13 +57,13 @@ func TestValidateCLIValid(t *testing.T) {
 }
 
 func TestValidateCLIErrors(t *testing.T) {
-	f := mustFile(t, invalidDir+"cl_not_chronological.xml")
+	f := mustFile(t, invalidDir+"cl_missing_change.xml")
 	ok := mustFile(t, specExamples+"ex_14.xml")
 	code, out, _ := runCLI(t, "validate", f, ok)
 	if code != 1 {
 		t.Errorf("exit %d, want 1", code)
 	}
-	if !strings.Contains(out, f+":21: error: change time 2013-01-02T12:30:00Z is before") {
+	if !strings.Contains(out, f+":13: error: entry has no rs:md change attribute") {
 		t.Errorf("no error line for %s in\n%s", f, out)
 	}
 	if strings.Contains(out, f+": Change List") {
@@ -148,5 +148,57 @@ func TestValidateCLIStdin(t *testing.T) {
 	code, out, _ := runCLI(t, "validate", "-")
 	if code != 1 || !strings.HasPrefix(out, "<stdin>:13: error: entry has no rs:md change attribute") {
 		t.Errorf("exit %d, output %q", code, out)
+	}
+}
+
+// producerList is a Resource List as Sources built on resync before 2016
+// and WEKO wrote them: no at, relative locs, times without a zone, md5 in
+// base64. The harvester reads it; validate says so, with a warning each.
+const producerList = `<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+<rs:md capability="resourceList"/>
+<url><loc>records/1.xml</loc><lastmod>2018-11-06T12:13:50</lastmod><rs:md hash="md5:E+0tzxHYD0ohNZG+DFqXrA==" length="8"/></url>
+<url><loc>records/2.xml</loc><lastmod>2018-11-06T12:13:51</lastmod><rs:md hash="md5:Igtq8HKF0N+Zhy3sfwBwkQ==" length="8"/></url>
+</urlset>
+`
+
+// TestValidateCLIProducerTolerances: what the harvester tolerates is a
+// warning (exit 0), and an error under -strict (exit 1); relative locs are
+// resolved against the URL the document was read from, or --base.
+func TestValidateCLIProducerTolerances(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(producerList))
+	}))
+	defer srv.Close()
+	u := srv.URL + "/rs/resourcelist.xml"
+	code, out, _ := runCLI(t, "validate", u)
+	for _, want := range []string{
+		u + ": warning: Resource List has no at attribute",
+		u + ":4: warning: loc \"records/1.xml\" is relative: read as " + srv.URL + "/rs/records/1.xml (2 times)",
+		u + ":4: warning: lastmod \"2018-11-06T12:13:50\" has no time zone: read as UTC (2 times)",
+		u + ":4: warning: hash \"md5:E+0tzxHYD0ohNZG+DFqXrA==\" has a base64 digest",
+		u + ": warning: capability \"resourceList\" is not in lowercase",
+		u + ": Resource List, 2 entries (6 warnings)\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	if code != 0 || strings.Contains(out, "error:") {
+		t.Errorf("exit %d, want 0 and no error:\n%s", code, out)
+	}
+
+	code, out, _ = runCLI(t, "validate", "-strict", u)
+	if code != 1 || strings.Count(out, ": error: ") != 6 || strings.Contains(out, "warning:") {
+		t.Errorf("-strict: exit %d, want 1 and 6 errors (the five tolerances and the missing up link):\n%s", code, out)
+	}
+
+	f := filepath.Join(t.TempDir(), "resourcelist.xml")
+	if err := os.WriteFile(f, []byte(producerList), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, out, _ = runCLI(t, "validate", "--base", "https://repo.example.org/rs/resourcelist.xml", f)
+	if !strings.Contains(out, "read as https://repo.example.org/rs/records/1.xml") {
+		t.Errorf("--base not used:\n%s", out)
 	}
 }
