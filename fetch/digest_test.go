@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 	"github.com/viaduct-mirror/viaduct/sim"
-	"github.com/viaduct-mirror/viaduct/storage/sqlite"
 )
 
 // TestDeclaredBase64DigestsAreVerified: a Source built on resync before
@@ -83,7 +83,7 @@ func TestDeclaredBase64DigestsAreVerified(t *testing.T) {
 // read says nothing, so the bitstream is fetched (and verified on its
 // length), never skipped as already held.
 func TestUnreadableDigestIsNoEvidence(t *testing.T) {
-	held := &sqlite.Lookup{MD5: "13ed2dcf11d80f4a213591be0c5a97ac", SHA256: strings.Repeat("0", 64), Length: 8}
+	held := &catalog.Lookup{MD5: "13ed2dcf11d80f4a213591be0c5a97ac", SHA256: strings.Repeat("0", 64), Length: 8}
 	for _, c := range []struct {
 		hash string
 		same bool
