@@ -116,6 +116,10 @@ func (p *Pool) fail(ctx context.Context, msg *queue.ChangeMsg, f *failure, log *
 		}
 		return
 	}
+	if g := p.gateOf(f); g != nil {
+		p.waitGate(ctx, msg, g, f, log)
+		return
+	}
 	retry := f.retry && !msg.LastAttempt() && (f.retryFor == 0 || msg.Delivered < uint64(f.retryFor))
 	if retry {
 		delay := p.cfg.retryDelay(msg.Delivered)
@@ -130,5 +134,32 @@ func (p *Pool) fail(ctx context.Context, msg *queue.ChangeMsg, f *failure, log *
 	log.Error("change dead-lettered", "reason", f.reason, "err", f.err, "delivered", msg.Delivered)
 	if err := msg.DeadLetter(ctx, f.Error(), f.evidence); err != nil {
 		log.Error("could not dead-letter a failed change; the queue will deliver it again", "reason", f.reason, "err", err)
+	}
+}
+
+// gateOf is the gate of the dependency whose failure f is; nil when f is
+// not a failure of the blob store or of the store of events.
+func (p *Pool) gateOf(f *failure) *gate {
+	switch f.reason {
+	case "store":
+		return p.store
+	case "publish":
+		return p.events
+	}
+	return nil
+}
+
+// waitGate closes g for f and holds the change until g opens again, then
+// hands it back for a delivery at once: the change is taken up within a
+// probe's interval of the dependency answering, not at its next backoff
+// step, and waiting costs it no delivery. A stop while it waits hands it
+// back as interrupted.
+func (p *Pool) waitGate(ctx context.Context, msg *queue.ChangeMsg, g *gate, f *failure, log *slog.Logger) {
+	g.fail(ctx, f.err)
+	p.m.retried.WithLabelValues(msg.Change.Source, f.reason).Inc()
+	p.retries.warn(log, msg.Change.Source, f.reason, "change failed; held until "+g.name+" answers again", "reason", f.reason, "err", f.err, "delivered", msg.Delivered)
+	g.wait(ctx)
+	if err := msg.Nak(0); err != nil {
+		log.Warn("could not hand back a change held for "+g.name+"; the queue will deliver it again", "err", err)
 	}
 }

@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,14 +16,15 @@ import (
 
 // TestFullDataDirDelaysWorkers: with the data directory full (the
 // JetStream store and the blobs on it, or the JetStream store alone), the
-// workers' writes and publishes fail and are retried with backoff:
-// nothing waits for ever. With the blobs on the full disk, once it is
-// grown every change is stored and published, none dead-lettered. With
-// only the JetStream store full, each publish fails after
-// queue.publish_timeout and is retried; the queue restarts JetStream once
-// its store can be written again (queue.TestStoreFullThenGrown,
-// node.TestFullDataDirResumes), so that case stops at showing the workers
-// do not freeze.
+// workers' writes or publishes fail, and the changes are held at the gate
+// of the failing store (the pool reports the fault) instead of being
+// handed back with a backoff. With the blobs on the full disk, once it is
+// grown every change is stored and published, none dead-lettered, though
+// the retry backoff is ten minutes: the store's probe, not the backoff,
+// takes them up again. With only the JetStream store full, the queue
+// restarts JetStream once its store can be written again
+// (queue.TestStoreFullThenGrown, node.TestFullDataDirResumes), so that
+// case stops at the fault being reported.
 func TestFullDataDirDelaysWorkers(t *testing.T) {
 	for _, blobsOnDisk := range []bool{true, false} {
 		name := map[bool]string{true: "store_and_blobs", false: "store_only"}[blobsOnDisk]
@@ -53,25 +55,28 @@ func fullDisk(t *testing.T, blobsOnDisk bool) {
 	testutil.FillDisk(t, disk)
 
 	cfg := testConfig()
-	cfg.RetryBase = 50 * time.Millisecond
-	cfg.RetryMax = 200 * time.Millisecond
+	// A change handed back with a backoff would not come back within the
+	// test: only the gate's probe can take the changes up again.
+	cfg.RetryBase = 10 * time.Minute
+	cfg.RetryMax = 10 * time.Minute
 	p, _ := runPool(t, cfg, queueDeps(t, q, store, clientsFor(t, srv)), nil)
 	reason := map[bool]string{true: "store", false: "publish"}[blobsOnDisk]
-	eventually(t, 60*time.Second, "workers failing on the full disk and retrying", func() bool {
-		return retried(t, p, reason) >= 3
+	fault := map[bool]string{true: "blob store", false: "store of events"}[blobsOnDisk]
+	eventually(t, 60*time.Second, "workers failing on the full disk and the pool reporting the "+fault, func() bool {
+		err := p.StoreFault()
+		return retried(t, p, reason) >= 1 && err != nil && strings.Contains(err.Error(), fault)
 	})
-	t.Logf("before growing: %d events, retried %v times (%s)", len(events(t, q)), retried(t, p, reason), reason)
+	t.Logf("before growing: %d events, %v held (%s): %v", len(events(t, q)), retried(t, p, reason), reason, p.StoreFault())
 	if !blobsOnDisk {
-		before := retried(t, p, reason)
-		eventually(t, 30*time.Second, "publishes still timing out and retried, not waiting for ever", func() bool {
-			return retried(t, p, reason) >= before+3
-		})
 		return
 	}
 	testutil.GrowDisk(t, disk, "256m")
 	eventually(t, 60*time.Second, "every change stored once the disk is grown", func() bool {
 		return len(events(t, q)) == 20 && streamMsgs(t, q, queue.StreamChanges) == 0
 	})
+	if err := p.StoreFault(); err != nil {
+		t.Errorf("the pool still reports a fault once every change is stored: %v", err)
+	}
 	if d := deadLetters(t, q); len(d) != 0 {
 		t.Errorf("dead letters: %v", d)
 	}

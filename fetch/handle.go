@@ -183,6 +183,11 @@ func (p *Pool) decide(ctx context.Context, msg *queue.ChangeMsg, wait time.Durat
 	if skip != "" {
 		return done(ev), skip, nil
 	}
+	// Nothing is asked of the Source while its bitstream could not be
+	// stored: the change waits, held, for the blob store to answer.
+	if !p.store.wait(ctx) {
+		return nil, "", &failure{reason: "interrupted", retry: true, interrupted: true, err: ctx.Err(), evidence: evidence(c, c.URI)}
+	}
 	st, f := p.fetch(ctx, msg, client, wait, log)
 	return st, "", f
 }

@@ -51,6 +51,10 @@ type Pool struct {
 	// lot holds changes whose host was saturated (see lot).
 	lot *lot
 
+	// store and events hold changes while the blob store, or the store
+	// of events, fails (see gate).
+	store, events *gate
+
 	mu      sync.Mutex
 	cancel  context.CancelFunc
 	done    chan struct{}
@@ -90,6 +94,8 @@ func New(cfg Config, deps Deps, logger *slog.Logger, reg prometheus.Registerer) 
 	}
 	p := &Pool{cfg: cfg, deps: deps, log: logger, m: m, tracer: tp.Tracer("github.com/viaduct-mirror/viaduct/fetch"),
 		lot: newLot(cfg.MaxParked, cfg.InProgressEvery, logger), retries: newRetryLog()}
+	p.store = newGate("the blob store", storeProbe(deps.Blobs), logger)
+	p.events = newGate("the store of events", eventsProbe(deps.Events), logger)
 	return p, nil
 }
 
@@ -257,4 +263,16 @@ func (p *Pool) turn(ctx context.Context, msg *queue.ChangeMsg) error {
 		return nil
 	}
 	return p.handle(ctx, msg, 0)
+}
+
+// StoreFault is why the workers wait for the blob store or the store of
+// events, or nil when they do not: a condition of the node's readiness.
+func (p *Pool) StoreFault() error {
+	if err := p.store.Fault(); err != nil {
+		return fmt.Errorf("blob store: %w", err)
+	}
+	if err := p.events.Fault(); err != nil {
+		return fmt.Errorf("store of events: %w", err)
+	}
+	return nil
 }

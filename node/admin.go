@@ -96,6 +96,14 @@ func (n *Node) probes() {
 		return nil
 	})
 	n.ready.Probe("nats store", func(context.Context) error { return n.q.StoreFault() })
+	// The fetch workers' view: a write that failed, until a probe write
+	// succeeds (a full disk answers a Stat, and takes no bytes).
+	n.ready.Probe("blob writes", func(context.Context) error {
+		if n.roles == nil || n.roles.pool == nil {
+			return nil
+		}
+		return n.roles.pool.StoreFault()
+	})
 	n.ready.Probe("blobs", func(ctx context.Context) error {
 		_, err := n.blobs.Stat(ctx, probeKey)
 		if err == nil || errors.Is(err, storage.ErrNotFound) {
