@@ -2,7 +2,6 @@ package admin
 
 import (
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -32,7 +31,7 @@ func (d Duration) String() string { return HumanDuration(time.Duration(d)) }
 
 // HumanDuration writes d rounded to what a person compares at a glance:
 // tenths of a second below a minute ("9.1s"), seconds below an hour
-// ("3m12s"), minutes below a day ("5h3m"), hours past it ("2d4h").
+// ("3m12s"), minutes below a day ("5h3m", "1h"), hours past it ("2d4h").
 // Below a second it keeps milliseconds ("250ms").
 func HumanDuration(d time.Duration) string {
 	if d < 0 {
@@ -44,9 +43,17 @@ func HumanDuration(d time.Duration) string {
 	case d < time.Minute:
 		return d.Round(100 * time.Millisecond).String()
 	case d < time.Hour:
-		return d.Round(time.Second).String()
+		d = d.Round(time.Second)
+		if d%time.Minute == 0 {
+			return fmt.Sprintf("%dm", d/time.Minute)
+		}
+		return d.String()
 	case d < 24*time.Hour:
-		return strings.TrimSuffix(d.Round(time.Minute).String(), "0s")
+		d = d.Round(time.Minute)
+		if d%time.Hour == 0 {
+			return fmt.Sprintf("%dh", d/time.Hour)
+		}
+		return fmt.Sprintf("%dh%dm", d/time.Hour, d%time.Hour/time.Minute)
 	}
 	d = d.Round(time.Hour)
 	days, hours := d/(24*time.Hour), (d%(24*time.Hour))/time.Hour

@@ -15,6 +15,8 @@ func TestHumanDuration(t *testing.T) {
 		5*time.Hour + 3*time.Minute + 2e9:    "5h3m",
 		52*time.Hour + 10*time.Minute:        "2d4h",
 		48 * time.Hour:                       "2d",
+		time.Hour + 12*time.Second:           "1h",
+		3 * time.Minute:                      "3m",
 		-1500 * time.Millisecond:             "-1.5s",
 	} {
 		if got := HumanDuration(d); got != want {
