@@ -26,9 +26,8 @@ func newLogger(w io.Writer, c node.LogConfig) (*slog.Logger, error) {
 
 // readableDurations writes a duration as people and log pipelines read
 // it ("30s", "4.296s"): the JSON handler would otherwise write its
-// nanoseconds, a number with no unit. Below a minute it keeps
-// milliseconds; longer ones are to the second. The text handler already
-// writes durations this way, less rounded.
+// nanoseconds, a number with no unit. From a second to a minute it keeps
+// milliseconds, past a minute seconds; below a second it is left whole.
 func readableDurations(groups []string, a slog.Attr) slog.Attr {
 	if a.Value.Kind() != slog.KindDuration {
 		return a
