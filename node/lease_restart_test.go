@@ -54,3 +54,35 @@ func TestRestartWithinLeaseTTLIsQuiet(t *testing.T) {
 		}
 	}
 }
+
+// TestNotificationBeforeFirstPassAfterRestart: the Source's hub keeps
+// notifying a node across its restart. A notification that comes before
+// the restarted node's first pass is taken (the node takes the Source's
+// free lease for it), not refused with an ERROR about a lease this node
+// does not hold.
+func TestNotificationBeforeFirstPassAfterRestart(t *testing.T) {
+	src, hub := startPushSource(t, sim.Config{Resources: 3, Seed: 93})
+	cfg := pushConfig(t, src, 0)
+	cfg.Listen = freeAddr(t) // the hub's callback must reach the node again
+	var logs logBuffer
+	n := startNode(t, cfg, logs.logger())
+	subscribed(t, n, src, hub, &logs)
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	var again logBuffer
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("log after the restart:\n%s", again.String())
+		}
+	})
+	n = startNode(t, cfg, again.logger())
+	src.Update(1)
+	waitFor(t, 30*time.Second, "the change notified after the restart", func() bool { return mirrors(t, n, "s", src) })
+	for _, level := range []string{"WARN", "ERROR"} {
+		for _, rec := range again.records(map[string]string{"level": level}) {
+			t.Errorf("%s after a restart: %v", level, rec)
+		}
+	}
+}
