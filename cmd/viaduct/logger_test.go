@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,5 +37,21 @@ func TestJSONLogDurations(t *testing.T) {
 	}
 	if g, _ := second["g"].(map[string]any); g["every"] != "1m30s" {
 		t.Errorf("grouped duration logged as %#v, want \"1m30s\"", second["g"])
+	}
+}
+
+// TestLoggedErrorIsOneLine: an error joined from several is logged as one
+// line of text, its parts separated by "; ".
+func TestLoggedErrorIsOneLine(t *testing.T) {
+	for _, format := range []string{"text", "json"} {
+		var buf bytes.Buffer
+		log, err := newLogger(&buf, node.LogConfig{Level: "info", Format: format})
+		if err != nil {
+			t.Fatal(err)
+		}
+		log.Error("pass failed", "err", errors.Join(errors.New("first"), errors.New("second")))
+		if got := buf.String(); !strings.Contains(got, "first; second") || strings.Contains(got, `\n`) {
+			t.Errorf("%s: %s", format, got)
+		}
 	}
 }
