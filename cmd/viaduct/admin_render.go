@@ -67,9 +67,12 @@ func renderSources(w io.Writer, body []byte, now time.Time) error {
 	if err := t.Flush(); err != nil {
 		return err
 	}
+	// A Source whose last pass failed gets its error's first 160
+	// characters, whether or not a new pass is under way.
 	for _, v := range vs {
-		if v.State == harvester.StateFailing && v.LastError != nil {
-			fmt.Fprintf(w, "\n%s failing: %s\n  (viaduct admin sources %s shows it in full)\n", v.Name, firstLine(v.LastError.Error, 160), v.Name)
+		if v.LastPass != nil && v.LastPass.Error != "" {
+			fmt.Fprintf(w, "\n%s, last pass failed %s: %s\n  (viaduct admin sources %s shows it in full)\n",
+				v.Name, ago(v.LastPass.End, now), firstLine(v.LastPass.Error, 160), v.Name)
 		}
 	}
 	return nil
