@@ -87,8 +87,8 @@ func (s *Server) showDead(w http.ResponseWriter, r *http.Request) {
 	writeError(w, err)
 }
 
-// fixed is the answer to a retry or a purge.
-type fixed struct {
+// Fixed is the answer to a retry or a purge.
+type Fixed struct {
 	Retried uint64 `json:"retried,omitempty"`
 	Purged  uint64 `json:"purged,omitempty"`
 	Source  string `json:"source,omitempty"`
@@ -101,7 +101,7 @@ func (s *Server) retryDead(w http.ResponseWriter, r *http.Request) {
 		var d queue.DeadLetter
 		if d, err = s.deps.DeadLetters.RetryDeadLetter(r.Context(), seq); err == nil {
 			s.log.Info("dead letter retried", "seq", seq, "source", d.Source, "remote", r.RemoteAddr)
-			writeJSON(w, http.StatusOK, fixed{Retried: 1, Source: d.Source, Seq: seq})
+			writeJSON(w, http.StatusOK, Fixed{Retried: 1, Source: d.Source, Seq: seq})
 			return
 		}
 	}
@@ -113,7 +113,7 @@ func (s *Server) purgeDead(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		if err = s.deps.DeadLetters.PurgeDeadLetter(r.Context(), seq); err == nil {
 			s.log.Info("dead letter purged", "seq", seq, "remote", r.RemoteAddr)
-			writeJSON(w, http.StatusOK, fixed{Purged: 1, Seq: seq})
+			writeJSON(w, http.StatusOK, Fixed{Purged: 1, Seq: seq})
 			return
 		}
 	}
@@ -143,7 +143,7 @@ func (s *Server) retryDeadAll(w http.ResponseWriter, r *http.Request) {
 		writeError(w, fmt.Errorf("after retrying %d: %w", n, err))
 		return
 	}
-	writeJSON(w, http.StatusOK, fixed{Retried: uint64(n), Source: src})
+	writeJSON(w, http.StatusOK, Fixed{Retried: uint64(n), Source: src})
 }
 
 func (s *Server) purgeDeadAll(w http.ResponseWriter, r *http.Request) {
@@ -158,5 +158,5 @@ func (s *Server) purgeDeadAll(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.log.Info("dead letters purged", "source", src, "count", n, "remote", r.RemoteAddr)
-	writeJSON(w, http.StatusOK, fixed{Purged: n, Source: src})
+	writeJSON(w, http.StatusOK, Fixed{Purged: n, Source: src})
 }

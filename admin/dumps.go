@@ -10,7 +10,8 @@ import (
 	"github.com/viaduct-mirror/viaduct/republish"
 )
 
-type rebuildAnswer struct {
+// RebuildAnswer is what a request to rebuild a collection's Dumps is told.
+type RebuildAnswer struct {
 	Collection string `json:"collection"`
 	// Joined is true when a rebuild of the collection was already under
 	// way and the request joined it.
@@ -39,7 +40,7 @@ func (s *Server) rebuildDumps(w http.ResponseWriter, r *http.Request) {
 		return err
 	})
 	s.log.Info("dump rebuild asked for", "collection", coll, "joined", joined, "remote", r.RemoteAddr)
-	ans := rebuildAnswer{Collection: coll, Joined: joined, State: "started"}
+	ans := RebuildAnswer{Collection: coll, Joined: joined, State: "started"}
 	if wait, _ := strconv.ParseBool(r.URL.Query().Get("wait")); !wait {
 		writeJSON(w, http.StatusAccepted, ans)
 		return

@@ -5,14 +5,44 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/viaduct-mirror/viaduct/harvester"
 )
 
 // SourceView is one Source as the API and the page show it: its status
-// and its counts since the node started.
+// and its counts since the node started. Its JSON is what scripts read
+// (`viaduct admin -o json sources`): fields are added, never renamed, and
+// durations are strings such as "9.076s".
 type SourceView struct {
-	harvester.SourceStatus
+	Name       string `json:"name"`
+	URL        string `json:"url"`
+	Collection string `json:"collection"`
+	Schedule   string `json:"schedule"`
+	// State is harvesting (a pass is under way), failing (the last pass
+	// failed) or idle.
+	State        string    `json:"state"`
+	RunningSince time.Time `json:"running_since,omitzero"`
+	Rebaselining bool      `json:"rebaselining,omitempty"`
+	// Pending is true when a pass has been asked for and waits to start.
+	Pending bool `json:"pending,omitempty"`
+	// LeasedBy is the node holding the Source's lease when harvesters
+	// share Sources.
+	LeasedBy string `json:"leased_by,omitempty"`
+	// LastPass is the last pass that ended, LastSuccess when the last
+	// successful one ended, LastError the last that failed, its error in
+	// full.
+	LastPass    *harvester.PassRecord `json:"last_pass,omitempty"`
+	LastSuccess time.Time             `json:"last_success,omitzero"`
+	LastError   *harvester.PassRecord `json:"last_error,omitempty"`
+	// Cursor is the Source's own time of the last change queued (or the
+	// at of its last baseline); CursorLag how far it is behind now.
+	Cursor    time.Time `json:"cursor,omitzero"`
+	CursorLag Duration  `json:"cursor_lag,omitzero"`
+	// Baseline is when (local clock) its last baseline completed.
+	Baseline time.Time `json:"baseline,omitzero"`
+	// Recent are its last passes, oldest first.
+	Recent []harvester.PassRecord `json:"recent,omitempty"`
 	// Queued are the changes the harvester queued; Fetched the bitstreams
 	// fetched and stored; Failed the changes dead-lettered. Counted since
 	// the node started, from its metrics.
@@ -23,6 +53,15 @@ type SourceView struct {
 	DeadLetters uint64 `json:"dead_letters"`
 }
 
+// viewSource is st with its counts.
+func viewSource(st harvester.SourceStatus, c sourceCount, dead uint64) SourceView {
+	return SourceView{Name: st.Name, URL: st.URL, Collection: st.Collection, Schedule: st.Schedule,
+		State: st.State, RunningSince: st.RunningSince, Rebaselining: st.Rebaselining, Pending: st.Pending, LeasedBy: st.LeasedBy,
+		LastPass: st.LastPass, LastSuccess: st.LastSuccess, LastError: st.LastError,
+		Cursor: st.Cursor, CursorLag: Duration(st.CursorLag), Baseline: st.Baseline, Recent: st.Recent,
+		Queued: c.queued, Fetched: c.fetched, Failed: c.failed, DeadLetters: dead}
+}
+
 // sources builds the views of every Source.
 func (s *Server) sources(ctx context.Context) []SourceView {
 	sts := s.deps.Harvester.Status(ctx)
@@ -30,8 +69,7 @@ func (s *Server) sources(ctx context.Context) []SourceView {
 	dead, _ := s.deps.DeadLetters.DeadLetterCounts(ctx)
 	out := make([]SourceView, 0, len(sts))
 	for _, st := range sts {
-		c := counts[st.Name]
-		out = append(out, SourceView{SourceStatus: st, Queued: c.queued, Fetched: c.fetched, Failed: c.failed, DeadLetters: dead[st.Name]})
+		out = append(out, viewSource(st, counts[st.Name], dead[st.Name]))
 	}
 	return out
 }
@@ -42,17 +80,17 @@ func (s *Server) listSources(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) showSource(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("source")
-	for _, v := range s.sources(r.Context()) {
-		if v.Name == name {
-			writeJSON(w, http.StatusOK, v)
-			return
-		}
+	st, ok := s.deps.Harvester.SourceStatus(r.Context(), name)
+	if !ok {
+		writeError(w, fmt.Errorf("source %q: %w", name, harvester.ErrNoSource))
+		return
 	}
-	writeError(w, fmt.Errorf("source %q: %w", name, harvester.ErrNoSource))
+	dead, _ := s.deps.DeadLetters.DeadLetterCounts(r.Context())
+	writeJSON(w, http.StatusOK, viewSource(st, s.sourceCounts()[name], dead[name]))
 }
 
-// syncAnswer is what a sync or re-baseline request is told.
-type syncAnswer struct {
+// SyncAnswer is what a sync or re-baseline request is told.
+type SyncAnswer struct {
 	Source     string `json:"source"`
 	Rebaseline bool   `json:"rebaseline"`
 	// Merged is true when the request joined a pass already asked for
@@ -76,7 +114,7 @@ func (s *Server) syncSource(rebaseline bool) http.HandlerFunc {
 			return
 		}
 		s.log.Info("pass asked for", "source", name, "rebaseline", rebaseline, "merged", merged, "remote", r.RemoteAddr)
-		ans := syncAnswer{Source: name, Rebaseline: rebaseline, Merged: merged, State: "queued"}
+		ans := SyncAnswer{Source: name, Rebaseline: rebaseline, Merged: merged, State: "queued"}
 		if wait, _ := strconv.ParseBool(r.URL.Query().Get("wait")); !wait {
 			writeJSON(w, http.StatusAccepted, ans)
 			return

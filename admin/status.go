@@ -90,7 +90,7 @@ var statusTmpl = template.Must(template.New("status").Funcs(template.FuncMap{
 	"ts":     func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") },
 	"bytes":  humanBytes,
 	"ubytes": func(n uint64) string { return humanBytes(int64(min(n, 1<<62))) },
-	"dur":    func(d time.Duration) string { return d.Round(time.Second).String() },
+	"dur":    func(d Duration) string { return d.String() },
 }).Parse(statusHTML))
 
 // deadKind is one row of the dead letters by reason.

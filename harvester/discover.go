@@ -104,7 +104,45 @@ func Discover(ctx context.Context, c *upstream.Client, source string, uri string
 	if ctx.Err() != nil {
 		errs = append(errs, ctx.Err())
 	}
-	return nil, fmt.Errorf("discover source %q from %s: %w; tried: %s", source, uri, errors.Join(errs...), strings.Join(d.out.Tried, "; "))
+	return nil, &notDiscovered{msg: d.failure(uri, ctx.Err()), errs: errs}
+}
+
+// notDiscovered is Discover's error: one line that wraps every failure met
+// without repeating their text, each of which already names the Source.
+type notDiscovered struct {
+	msg  string
+	errs []error
+}
+
+func (e *notDiscovered) Error() string   { return e.msg }
+func (e *notDiscovered) Unwrap() []error { return e.errs }
+
+// failure says why discovery from uri failed: when every URI tried
+// failed the same way (the host refuses connections, the context ended),
+// that cause first and the URIs after it; otherwise what came of each.
+func (d *discoverer) failure(uri string, ctxErr error) string {
+	cause, same := "", len(d.errs) > 0 && len(d.errs) == len(d.out.Tried)
+	for _, err := range d.errs {
+		c := unwrapUpstream(err)
+		if cause == "" {
+			cause = c
+		}
+		same = same && c == cause
+	}
+	if ctxErr != nil {
+		cause, same = ctxErr.Error(), true
+	}
+	if same {
+		uris := make([]string, len(d.out.Tried))
+		for i, t := range d.out.Tried {
+			uris[i], _, _ = strings.Cut(t, ": ")
+		}
+		if len(uris) > 0 {
+			cause += " (" + strings.Join(uris, ", ") + ")"
+		}
+		return fmt.Sprintf("discover source %q from %s: %s: %v", d.source, uri, cause, ErrNotDiscovered)
+	}
+	return fmt.Sprintf("discover source %q from %s: %v; tried: %s", d.source, uri, ErrNotDiscovered, strings.Join(d.out.Tried, "; "))
 }
 
 type discoverer struct {

@@ -2,12 +2,16 @@ package node
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
+	"io"
+	"math"
 	"net"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -157,7 +161,8 @@ func Defaults() Config {
 }
 
 // Load reads a YAML configuration file over the defaults. Unknown fields are
-// errors, so a misspelt option is never silently ignored.
+// errors, so a misspelt option is never silently ignored. Every mistake
+// in the file is reported at once, as *ConfigErrors, each on its line.
 func Load(path string) (Config, error) {
 	cfg := Defaults()
 	b, err := os.ReadFile(path)
@@ -166,30 +171,39 @@ func Load(path string) (Config, error) {
 	}
 	var root yaml.Node
 	if err := yaml.Unmarshal(b, &root); err != nil {
-		return cfg, fmt.Errorf("config %s: %w", path, err)
+		return cfg, &ConfigErrors{File: path, Errs: []ConfigError{syntaxError(b, err)}}
 	}
-	unknown, lines := unknownFields(&root)
-	if len(unknown) > 0 {
-		return cfg, fmt.Errorf("config %s: %w", path, errors.Join(unknown...))
-	}
+	errs, lines, paths := unknownFields(&root)
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
-	if err := dec.Decode(&cfg); err != nil {
+	// The decoder goes on past a value of the wrong kind, which keeps its
+	// default, so the rest of the file is still checked.
+	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
 		var te *yaml.TypeError
-		if errors.As(err, &te) {
-			var errs []error
-			for _, e := range te.Errors {
-				errs = append(errs, errors.New(friendlyTypeError(e, lines)))
-			}
-			return cfg, fmt.Errorf("config %s: %w", path, errors.Join(errs...))
+		if !errors.As(err, &te) {
+			return cfg, &ConfigErrors{File: path, Errs: []ConfigError{{Msg: err.Error()}}}
 		}
-		return cfg, fmt.Errorf("config %s: %w", path, err)
+		for _, e := range te.Errors {
+			if ce, ok := friendlyTypeError(e, lines); ok {
+				errs = append(errs, ce)
+			}
+		}
 	}
 	cfg.Fill()
-	if err := cfg.Validate(); err != nil {
-		return cfg, fmt.Errorf("config %s: %w", path, err)
+	errs = append(errs, located(cfg.Validate(), paths)...)
+	if len(errs) > 0 {
+		slices.SortStableFunc(errs, func(a, b ConfigError) int { return cmp.Compare(lineOrLast(a.Line), lineOrLast(b.Line)) })
+		return cfg, &ConfigErrors{File: path, Errs: errs}
 	}
 	return cfg, nil
+}
+
+// lineOrLast sorts the mistakes on no one line after the others.
+func lineOrLast(line int) int {
+	if line == 0 {
+		return math.MaxInt
+	}
+	return line
 }
 
 // Fill derives the defaults that depend on other fields: paths under the
@@ -221,7 +235,9 @@ func (c *Config) Fill() {
 	if len(c.Republish.Collections) == 0 {
 		seen := map[string]bool{}
 		for _, s := range c.Sources {
-			if !seen[s.Collection] {
+			// A Source without a name has no collection: its missing
+			// name is the mistake reported, not an empty collection's.
+			if s.Collection != "" && !seen[s.Collection] {
 				seen[s.Collection] = true
 				c.Republish.Collections = append(c.Republish.Collections, republish.Collection{Name: s.Collection})
 			}
@@ -297,7 +313,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.checkShared())
 	errs = append(errs, c.Upstream.Validate(), c.Fetch.Validate())
 	field("harvest", c.Harvest.Validate())
-	errs = append(errs, c.Harvest.ValidateSources(c.Sources))
+	errs = append(errs, c.checkSources()...)
 	field("republish.notify", c.Republish.Notify.Validate())
 	errs = append(errs, c.GC.Validate())
 	rc := c.Republish

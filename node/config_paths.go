@@ -12,17 +12,29 @@ import (
 // unknownFields walks the file's YAML beside the Config type and reports
 // every key that names no field, by its path in the file
 // (sources[1].schedul), with the known field it is closest to; and maps
-// each line to the path of the value on it, for the decoder's own errors.
-func unknownFields(root *yaml.Node) (errs []error, lines map[int]string) {
-	lines = map[int]string{}
+// each line to the path of the value on it, for the decoder's own errors,
+// and each path to its line, for the errors of validation.
+func unknownFields(root *yaml.Node) (errs []ConfigError, lines map[int]string, paths map[string]int) {
+	w := &yamlWalk{lines: map[int]string{}, paths: map[string]int{}}
 	if root.Kind == yaml.DocumentNode && len(root.Content) > 0 {
 		root = root.Content[0]
 	}
-	walkYAML(root, "", reflect.TypeOf(Config{}), &errs, lines)
-	return errs, lines
+	w.walk(root, "", reflect.TypeOf(Config{}))
+	return w.errs, w.lines, w.paths
 }
 
-func walkYAML(n *yaml.Node, path string, t reflect.Type, errs *[]error, lines map[int]string) {
+type yamlWalk struct {
+	errs  []ConfigError
+	lines map[int]string
+	paths map[string]int
+}
+
+func (w *yamlWalk) at(line int, path string) {
+	w.lines[line] = path
+	w.paths[path] = line
+}
+
+func (w *yamlWalk) walk(n *yaml.Node, path string, t reflect.Type) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -35,23 +47,23 @@ func walkYAML(n *yaml.Node, path string, t reflect.Type, errs *[]error, lines ma
 			if path != "" {
 				p = path + "." + k.Value
 			}
-			lines[k.Line] = p
+			w.at(k.Line, p)
 			ft, ok := fields[k.Value]
 			if !ok {
-				msg := fmt.Errorf("%s: unknown field", p)
+				msg := "unknown field"
 				if s := closest(k.Value, fields); s != "" {
-					msg = fmt.Errorf("%s: unknown field; did you mean %s?", p, s)
+					msg = "unknown field; did you mean " + s + "?"
 				}
-				*errs = append(*errs, msg)
+				w.errs = append(w.errs, ConfigError{Line: k.Line, Field: p, Msg: msg})
 				continue
 			}
-			walkYAML(v, p, ft, errs, lines)
+			w.walk(v, p, ft)
 		}
 	case n.Kind == yaml.SequenceNode && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array):
 		for i, c := range n.Content {
 			p := fmt.Sprintf("%s[%d]", path, i)
-			lines[c.Line] = p
-			walkYAML(c, p, t.Elem(), errs, lines)
+			w.at(c.Line, p)
+			w.walk(c, p, t.Elem())
 		}
 	}
 }
@@ -111,25 +123,28 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-var typeErrLine = regexp.MustCompile(`^line (\d+): cannot unmarshal !!(\w+) (.*) into (\S+)$`)
+var (
+	typeErrLine    = regexp.MustCompile(`^line (\d+): cannot unmarshal !!(\w+) (.*) into (\S+)$`)
+	unknownErrLine = regexp.MustCompile(`^line \d+: field \S+ not found in type`)
+)
 
 // friendlyTypeError rewrites one of the decoder's type errors with the
-// field's path and what was expected, without Go type names.
-func friendlyTypeError(msg string, lines map[int]string) string {
+// field's path and what was expected, without Go type names. ok is false
+// for an unknown field, which unknownFields reports better.
+func friendlyTypeError(msg string, lines map[int]string) (ConfigError, bool) {
+	if unknownErrLine.MatchString(msg) {
+		return ConfigError{}, false
+	}
 	m := typeErrLine.FindStringSubmatch(msg)
 	if m == nil {
-		return msg
+		return ConfigError{Msg: msg}, true
 	}
 	var line int
 	fmt.Sscan(m[1], &line)
-	where := lines[line]
-	if where == "" {
-		where = "line " + m[1]
-	}
 	want := map[string]string{"time.Duration": "a duration such as 30s or 5m", "bool": "true or false",
 		"int": "a whole number", "int64": "a whole number", "uint64": "a whole number", "float64": "a number", "string": "a string"}[m[4]]
 	if want == "" {
 		want = "a value of another shape"
 	}
-	return fmt.Sprintf("%s: %s is not %s", where, m[3], want)
+	return ConfigError{Line: line, Field: lines[line], Msg: fmt.Sprintf("%s is not %s", m[3], want)}, true
 }

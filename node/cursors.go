@@ -29,13 +29,14 @@ func (l *sourceLeases) Cursor(ctx context.Context, source, name string) (string,
 }
 
 // SetCursor implements harvester.Cursors: only the holder of the Source's
-// lease writes, fenced by its claim.
+// lease writes, fenced by its claim. A change notification may come
+// before this node's first pass over the Source since it started (its
+// subscription outlives a restart), so the lease is taken here as a pass
+// would take it, when it is free and within this node's share.
 func (l *sourceLeases) SetCursor(ctx context.Context, source, name, value string) error {
-	l.mu.Lock()
-	hs := l.held[source]
-	l.mu.Unlock()
-	if hs == nil {
-		return fmt.Errorf("source %s: cursor %s: this node does not hold the source's lease: %w", source, name, harvester.ErrElsewhere)
+	hs, err := l.take(ctx, source)
+	if err != nil {
+		return fmt.Errorf("source %s: cursor %s: this node does not hold the source's lease: %w", source, name, err)
 	}
 	return hs.pos.Set(ctx, name, value)
 }

@@ -53,18 +53,34 @@ var (
 
 func startLeases(ctx context.Context, q *queue.Queue, cat *catalog.Catalog, sources int, log *slog.Logger) (*sourceLeases, error) {
 	l := &sourceLeases{q: q, cat: cat, sources: sources, log: log, held: map[string]*heldSource{}}
-	self, err := q.Lease(ctx, leaseNode+q.NodeName())
-	switch {
-	case err == nil:
-		l.self = self
-	case errors.Is(err, queue.ErrLeaseHeld):
-		// The same node_name restarted within the TTL: its earlier life's
-		// lease runs out by itself; until then this node is counted once.
-		log.Warn("this node's name is still held by its previous run; the lease bucket shows it again once that lease expires", "node", q.NodeName())
-	default:
-		return nil, fmt.Errorf("announcing node %s: %w", q.NodeName(), err)
+	held, err := l.announce(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if held {
+		// A restart within the lease TTL, the usual case after a crash or
+		// a quick restart: nothing is wrong, so nothing above INFO.
+		log.Info("this node's name is still leased by its previous run; it is announced again once that lease runs out", "node", q.NodeName(), "within", q.LeaseTTL())
 	}
 	return l, nil
+}
+
+// announce takes this node's own lease, by which other nodes count it as
+// alive. held reports that the name's lease is still in the bucket, the
+// previous run's of this node when it restarted within the lease TTL; the
+// lease is then taken at a later count of the live nodes.
+func (l *sourceLeases) announce(ctx context.Context) (held bool, err error) {
+	self, err := l.q.Lease(ctx, leaseNode+l.q.NodeName())
+	switch {
+	case err == nil:
+		l.mu.Lock()
+		l.self = self
+		l.mu.Unlock()
+		return false, nil
+	case errors.Is(err, queue.ErrLeaseHeld):
+		return true, nil
+	}
+	return false, fmt.Errorf("announcing node %s: %w", l.q.NodeName(), err)
 }
 
 // Hold implements harvester.Leases.
@@ -139,7 +155,13 @@ func (l *sourceLeases) liveNodes(ctx context.Context) int {
 		defer l.mu.Unlock()
 		return l.nodes
 	}
+	announced := l.self != nil
 	l.mu.Unlock()
+	if !announced {
+		if held, err := l.announce(ctx); err == nil && !held {
+			l.log.Info("this node is announced again", "node", l.q.NodeName())
+		}
+	}
 	nodes, err := l.q.Holders(ctx, leaseNode)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -187,8 +209,11 @@ func (l *sourceLeases) close() error {
 	for _, hs := range held {
 		errs = append(errs, hs.lease.Release(ctx))
 	}
-	if l.self != nil {
-		errs = append(errs, l.self.Release(ctx))
+	l.mu.Lock()
+	self := l.self
+	l.mu.Unlock()
+	if self != nil {
+		errs = append(errs, self.Release(ctx))
 	}
 	return errors.Join(errs...)
 }

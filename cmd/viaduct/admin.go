@@ -1,52 +1,66 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
+	"time"
 
 	"github.com/viaduct-mirror/viaduct/admin"
 	"github.com/viaduct-mirror/viaduct/node"
 )
 
 // adminUsage lists the admin subcommands: each is one request to the
-// node's admin API, whose JSON answer is printed.
-const adminUsage = `[--config FILE | --url URL] [--token-file FILE] <command> [arguments]
+// node's admin API, whose answer is shown as a table, or as the API's JSON
+// with -o json.
+const adminUsage = `[--config FILE | --url URL] [--token-file FILE] [-o table|json] <command> [arguments]
 
 Commands:
-  status                          the node: version, readiness, NATS, blob store, catalog
-  sources                         every Source with its state, last pass, cursor and counts
-  source NAME                     one Source
-  sync NAME [--wait]              a pass over the Source now (merged with one already asked for)
-  rebaseline NAME [--wait]        forget the Source's cursors and compare its whole Resource List
-  deadletters [--source NAME]     list dead letters (oldest first)
-  deadletter SEQ                  show one dead letter
+  status                              the node: version, readiness, NATS, blob store, catalog
+  sources [NAME]                      every Source with its state, last pass, cursor and counts;
+                                      with NAME that Source alone, its last error in full
+  sync NAME [--wait]                  a pass over the Source now (merged with one already asked for)
+  rebaseline NAME [--wait]            forget the Source's cursors and compare its whole Resource List
+  deadletters [--source NAME]         list dead letters (oldest first)
+  deadletter SEQ                      show one dead letter
   retry SEQ | --source NAME | --all   queue dead letters again
   purge SEQ | --source NAME | --all   remove dead letters for good
-  dumps COLLECTION [--wait]       rebuild the collection's Dumps now
-  reload                          read the configuration file again (as SIGHUP does)
+  dumps COLLECTION [--wait]           rebuild the collection's Dumps now
+  reload                              read the configuration file again (as SIGHUP does)
 
-The token comes from --token-file, else admin.token_file of --config,
-else VIADUCT_ADMIN_TOKEN.`
+Tables are for people; -o json prints the admin API's answer as it is,
+for scripts (docs/operations.md describes its fields). --config reads only
+the file's admin section. The token comes from --token-file, else
+admin.token_file of --config, else VIADUCT_ADMIN_TOKEN.`
 
 func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("admin", adminUsage, stderr)
-	cfgPath := fs.String("config", "", "the node's configuration `file`: admin.listen and admin.token_file are read from it")
+	cfgPath := fs.String("config", "", "the node's configuration `file`: only its admin section (listen, token_file) is read")
 	base := fs.String("url", "", "the admin listener's `URL` (default from --config, else http://127.0.0.1:8090)")
 	tokenFile := fs.String("token-file", "", "a `file` holding the admin token")
+	out := fs.String("o", "table", "output `format`: table (for people) or json (the API's answer, for scripts)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if fs.NArg() == 0 {
+		return usageErrorf("a command is required (viaduct admin --help)")
+	}
+	call, err := parseAdminCommand(fs.Args(), out)
+	if err != nil {
+		return err
+	}
+	if *out != "table" && *out != "json" {
+		return usageErrorf("-o %s: the output is table or json", *out)
+	}
 	acfg := admin.Defaults()
 	if *cfgPath != "" {
-		cfg, err := node.Load(*cfgPath)
-		if err != nil {
+		if acfg, err = node.LoadAdmin(*cfgPath); err != nil {
 			return err
 		}
-		acfg = cfg.Admin
 	}
 	if *tokenFile != "" {
 		acfg.TokenFile = *tokenFile
@@ -58,99 +72,72 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *base == "" {
 		*base = "http://" + acfg.Listen
 	}
-	method, path, err := adminRequest(fs.Args())
-	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(*base, "/")+path, nil)
+	body, status, err := adminDo(ctx, strings.TrimSuffix(*base, "/"), token, call)
 	if err != nil {
 		return err
+	}
+	if status >= 300 {
+		return adminRefused(stdout, stderr, *out, call, body, status)
+	}
+	if *out == "json" {
+		_, err := stdout.Write(body)
+		return err
+	}
+	return call.render(stdout, body, time.Now())
+}
+
+// adminDo sends one request to the admin API and reads its answer.
+func adminDo(ctx context.Context, base, token string, c adminCall) ([]byte, int, error) {
+	req, err := http.NewRequestWithContext(ctx, c.method, base+c.path, nil)
+	if err != nil {
+		return nil, 0, fmt.Errorf("asking the node at %s: %w", base, err)
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("asking the node at %s: %w", *base, err)
+		return nil, 0, fmt.Errorf("asking the node at %s: %w", base, err)
 	}
 	defer resp.Body.Close()
-	if _, err := io.Copy(stdout, resp.Body); err != nil {
-		return err
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return nil, 0, fmt.Errorf("reading the node's answer: %w", err)
 	}
-	if resp.StatusCode >= 300 {
-		fmt.Fprintf(stderr, "viaduct admin: the node answered %s\n", resp.Status)
-		return errFailed
-	}
-	return nil
+	return body, resp.StatusCode, nil
 }
 
-// adminRequest maps a command line to the admin API's method and path.
-func adminRequest(args []string) (string, string, error) {
-	if len(args) == 0 {
-		return "", "", fmt.Errorf("a command is required (viaduct admin --help)")
+// adminRefused shows an answer that is not a success: its error in one
+// line (the answer as it is with -o json) and the HTTP status, exit 1.
+// An answer that carries a result (a pass that failed) is rendered.
+func adminRefused(stdout, stderr io.Writer, format string, call adminCall, body []byte, status int) error {
+	var e struct {
+		Error string `json:"error"`
+		State string `json:"state"`
 	}
-	cmd, rest := args[0], args[1:]
-	q := url.Values{}
-	var pos []string
-	for i := 0; i < len(rest); i++ {
-		switch a := rest[i]; {
-		case a == "--wait":
-			q.Set("wait", "true")
-		case a == "--all":
-			q.Set("all", "true")
-		case a == "--source" && i+1 < len(rest):
-			q.Set("source", rest[i+1])
-			i++
-		case strings.HasPrefix(a, "--"):
-			return "", "", fmt.Errorf("%s: unknown flag %s", cmd, a)
-		default:
-			pos = append(pos, a)
-		}
+	_ = json.Unmarshal(body, &e)
+	switch {
+	case format == "json":
+		stdout.Write(body)
+	case e.State != "":
+		call.render(stdout, body, time.Now())
+	case e.Error != "":
+		fmt.Fprintf(stderr, "viaduct admin: %s\n", e.Error)
+	default:
+		stderr.Write(bytes.TrimSpace(body))
+		fmt.Fprintln(stderr)
 	}
-	one := func(what string) (string, error) {
-		if len(pos) != 1 {
-			return "", fmt.Errorf("%s takes one %s", cmd, what)
-		}
-		return url.PathEscape(pos[0]), nil
-	}
-	with := func(p string) string {
-		if len(q) == 0 {
-			return p
-		}
-		return p + "?" + q.Encode()
-	}
-	var err error
-	var arg string
-	switch cmd {
-	case "status":
-		return "GET", "/admin/status", nil
-	case "sources":
-		return "GET", "/admin/sources", nil
-	case "source":
-		arg, err = one("Source name")
-		return "GET", "/admin/sources/" + arg, err
-	case "sync", "rebaseline":
-		arg, err = one("Source name")
-		return "POST", with("/admin/sources/" + arg + "/" + cmd), err
-	case "deadletters":
-		return "GET", with("/admin/deadletters"), nil
-	case "deadletter":
-		arg, err = one("sequence number")
-		return "GET", "/admin/deadletters/" + arg, err
-	case "retry", "purge":
-		if len(pos) == 0 {
-			return "POST", with("/admin/deadletters/" + cmd), nil
-		}
-		arg, err = one("sequence number")
-		if cmd == "purge" {
-			return "DELETE", "/admin/deadletters/" + arg, err
-		}
-		return "POST", "/admin/deadletters/" + arg + "/retry", err
-	case "dumps":
-		arg, err = one("collection")
-		return "POST", with("/admin/dumps/" + arg), err
-	case "reload":
-		return "POST", "/admin/reload", nil
-	}
-	return "", "", fmt.Errorf("unknown command %q (viaduct admin --help)", cmd)
+	fmt.Fprintf(stderr, "viaduct admin: the node answered %d %s\n", status, http.StatusText(status))
+	return errFailed
+}
+
+// usageError is a mistake in how a command was called: exit code 2, its
+// message shown as it is.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string        { return e.msg }
+func (e usageError) Is(target error) bool { return target == errUsage }
+
+func usageErrorf(format string, args ...any) error {
+	return usageError{fmt.Sprintf(format, args...)}
 }

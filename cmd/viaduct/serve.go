@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/viaduct-mirror/viaduct/node"
@@ -78,17 +76,4 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return n.Close()
 		}
 	}
-}
-
-// newLogger builds the process's slog logger from the log section.
-func newLogger(w io.Writer, c node.LogConfig) (*slog.Logger, error) {
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(strings.ToUpper(c.Level))); err != nil {
-		return nil, fmt.Errorf("log.level: %w", err)
-	}
-	opts := &slog.HandlerOptions{Level: level}
-	if c.Format == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
-	}
-	return slog.New(slog.NewTextHandler(w, opts)), nil
 }
