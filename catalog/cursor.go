@@ -10,7 +10,10 @@ import (
 // Cursor returns the harvester's named cursor for source (the until of the
 // last Change List processed, the greatest change datetime seen, an ETag),
 // or "" if it was never set: a Source with no cursor is harvested from its
-// baseline.
+// baseline. A node keeps cursors in the shared viaduct_positions bucket
+// and reads these only to carry over those of versions that kept them
+// here (node/cursors.go); the harvester's own tests give it the catalog
+// as its Cursors.
 func (c *Catalog) Cursor(ctx context.Context, source, name string) (string, error) {
 	var v string
 	err := c.reader.QueryRowContext(ctx, `SELECT value FROM cursors WHERE source = ? AND name = ?`, source, name).Scan(&v)

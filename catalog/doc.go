@@ -1,6 +1,8 @@
 // Package catalog holds the catalog: each node's materialised view of the
-// EVENTS stream (the aggregator's own change log), plus the harvester's
-// per-source cursors, the list of Sources and a little key/value state.
+// EVENTS stream (the aggregator's own change log), and the Applier that
+// keeps it, reading EVENTS through the EventLog it declares; plus the
+// harvester's cursors of versions before they moved to the shared
+// positions bucket, the list of Sources and a little key/value state.
 //
 // The catalog is one SQLite file in WAL mode, opened through two pools: a
 // single writer connection whose transactions begin IMMEDIATE (so a write
@@ -37,8 +39,9 @@
 // page instead of spilling into an overflow page; an older file keeps its
 // page size.
 // What is left of an event's cost is mostly the pages it dirties, above
-// all one random page each of the sha-256 and md5 indexes, which the
-// fetch workers' by-hash lookups need.
+// all one random page of the md5 index, which the fetch workers' by-hash
+// lookups need (the sha-256 index went in schema 6: a declared sha-256 is
+// a blob key, looked up in the blob store).
 //
 // # Change times
 //
@@ -63,5 +66,6 @@
 // latest statement, whatever order the events came in. See ApplyBatch.
 //
 // The package never fetches, publishes or acknowledges anything: it only
-// records what the applier and the harvester tell it and answers reads.
+// applies what EVENTS holds, records what the harvester tells it and
+// answers reads.
 package catalog

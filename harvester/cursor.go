@@ -9,7 +9,7 @@ import (
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 )
 
-// Names of a Source's cursors in the catalog.
+// Names of a Source's cursors, as Deps.Cursors keeps them.
 const (
 	// curCapabilities is the Capability List URI found by discovery.
 	curCapabilities = "capabilitylist"

@@ -182,7 +182,7 @@ func (m *notifyMetrics) declare(source string) {
 	}
 }
 
-// primeCursors reads each Source's change cursor from the catalog, so that
+// primeCursors reads each Source's change cursor (Deps.Cursors), so that
 // its lag is reported from start-up rather than from its first pass.
 func (h *Harvester) primeCursors(ctx context.Context) {
 	for _, name := range h.order {

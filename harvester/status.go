@@ -47,8 +47,8 @@ type SourceStatus struct {
 }
 
 // Status reports every configured Source, in configuration order. The
-// cursors are read from the catalog; a cursor that cannot be read is left
-// zero.
+// cursors are read through Deps.Cursors; a cursor that cannot be read is
+// left zero.
 func (h *Harvester) Status(ctx context.Context) []SourceStatus {
 	srcs := h.sourceList()
 	out := make([]SourceStatus, 0, len(srcs))

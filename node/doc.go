@@ -1,9 +1,17 @@
 // Package node wires every role of viaduct into one process: the queue
 // (embedded NATS or an external cluster), the blob store, the catalog and
 // the applier that keeps it from EVENTS, harvesters, fetch workers, the
-// republisher and the operator's HTTP endpoints (metrics, health).
+// republisher behind the public listener, and the operator's HTTP
+// endpoints (admin, metrics, health).
 //
-// It owns start-up order and shutdown: every goroutine it starts is stopped
-// and waited for before Run returns. It holds no state of its own; what a
-// node knows lives in NATS, the blob store and its catalog.
+// It owns start-up order, reloads and shutdown: every goroutine it starts
+// is stopped and waited for before Run returns, and a role that stops on
+// an error is run again after a backoff (restart.go). Besides the wiring
+// it still decides which node does what when several share a queue,
+// through leases in NATS: the Source leases, which also keep the
+// harvester's cursors in the shared positions bucket (lease.go,
+// cursors.go), the node that publishes change notifications
+// (notify_shared.go) and the node that collects garbage (gc.go). It holds
+// no state of its own; what a node knows lives in NATS, the blob store
+// and its catalog.
 package node

@@ -88,7 +88,7 @@ func AppendLinks(ctx context.Context, dst []resourcesync.Link, up *viaduct.Chang
 // untouched, with the attributes a Destination uses (rel, href, modified,
 // length, type, pri, and the md5, sha-1 and sha-256 of the target) and no
 // others: the catalog bounds a republished entry's size by those
-// (storage/sqlite SizeHint), and a link's extension attributes are the
+// (catalog.SizeHint), and a link's extension attributes are the
 // upstream's vocabulary, not the aggregator's.
 func kept(l resourcesync.Link) resourcesync.Link {
 	out := resourcesync.Link{Rel: l.Rel, Href: l.Href, Modified: l.Modified, Length: l.Length, Type: l.Type, Pri: l.Pri}

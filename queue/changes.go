@@ -272,7 +272,7 @@ func (m *ChangeMsg) Context(parent context.Context) context.Context {
 // its ack wait, and a worker handling it again finds the blob or the
 // catalog's copy and publishes, at most, an event EVENTS de-duplicates. A
 // confirmed ack cost a request and a reply per change, about a seventh of
-// a two-core node's baseline ingest (docs/benchmarks.md). A change of a
+// a two-core node's baseline ingest when it was measured. A change of a
 // group counts as done there, and the group is acked with its last
 // change. ctx is unused and kept for callers that pass one.
 func (m *ChangeMsg) Ack(ctx context.Context) error {

@@ -17,6 +17,14 @@
 //     operator lists, shows, retries (queues the change again, counting
 //     the retry in Viaduct-Retries) and purges them, one, a Source's or
 //     all (deadletter_ops.go).
+//   - HUBOUT (hubout.<subscription id>): the hub's delivery queue of each
+//     downstream subscriber, a websub.Outbox (hubout.go).
+//
+// KV buckets hold what nodes share besides the streams: viaduct_leases
+// (one lease per live node, one per Source, one each for the duties a
+// single node does: "gc" and "notify"), viaduct_positions (each Source's
+// harvest position, written only by the holder of its lease) and
+// viaduct_hub (the hub's subscriptions and the notifier's cursor).
 //
 // Source and collection names become one subject token through
 // EncodeToken, which is reversible; the payload also carries them.

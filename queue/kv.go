@@ -19,7 +19,8 @@ const (
 	// last baseline, notification subscription), written only by the
 	// holder of the Source's lease.
 	BucketPositions = "viaduct_positions"
-	// BucketHub holds the downstream WebSub subscriptions of the hub.
+	// BucketHub holds the downstream WebSub subscriptions of the hub,
+	// and the notifier's cursor (node/notify_shared.go).
 	BucketHub = "viaduct_hub"
 )
 

@@ -4,5 +4,5 @@
 //
 // Implementations live in subpackages named for what they use: dir (a local
 // directory) and s3 (any S3-compatible server, through minio-go). The catalog
-// lives in sqlite.
+// is a role of its own, in package catalog.
 package storage

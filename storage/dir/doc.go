@@ -105,7 +105,7 @@
 //
 // With syncfs a round costs one journal commit and one cache flush
 // whatever the number of blobs in it; per-directory syncs cost a flush
-// each. See docs/benchmarks.md for what each gives.
+// each.
 //
 // # Direct writes
 //
