@@ -10,23 +10,27 @@ import (
 )
 
 // twoSources is the Client lookup of a node with Sources "slow" and
-// "healthy" served at two authorities, two slots per host and no minimum
-// body rate, so that only the scheduling keeps the healthy one moving.
-func twoSources(t *testing.T, slow, healthy *sim.Server) func(string) *upstream.Client {
+// "healthy" served at two authorities, with no minimum body rate, so that
+// only the scheduling keeps the healthy one moving. The slow host has two
+// slots, the healthy one a slot per worker: the healthy host is never
+// saturated, so that none of its changes is handed back for busy_retry
+// (which the test sets beyond its own length) however slowly a loaded
+// machine serves it; only the slow host's changes can hold workers.
+func twoSources(t *testing.T, slow, healthy *sim.Server, workers int) func(string) *upstream.Client {
 	t.Helper()
-	cfg := upstream.DefaultConfig()
-	cfg.AllowLoopback = true
-	cfg.MaxAttempts = 1
-	cfg.PerHostConcurrency = 2
-	cfg.PerHostRate, cfg.PerHostBurst = 1e6, 1e6
-	cfg.BodyRateWindow = 0
-	base, err := upstream.New(cfg, upstream.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { base.Close() })
 	clients := map[string]*upstream.Client{}
 	for name, srv := range map[string]*sim.Server{"slow": slow, "healthy": healthy} {
+		cfg := upstream.DefaultConfig()
+		cfg.AllowLoopback = true
+		cfg.MaxAttempts = 1
+		cfg.PerHostConcurrency = map[string]int{"slow": 2, "healthy": workers}[name]
+		cfg.PerHostRate, cfg.PerHostBurst = 1e6, 1e6
+		cfg.BodyRateWindow = 0
+		base, err := upstream.New(cfg, upstream.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { base.Close() })
 		pol, err := base.NewPolicy(srv.URL)
 		if err != nil {
 			t.Fatal(err)
@@ -45,7 +49,7 @@ func renamed(cs []viaduct.Change, source string) []viaduct.Change {
 
 // TestSlowSourceSlowsOnlyItself: a Source whose bitstreams trickle (a
 // KiB every 5s: 20s a bitstream) is queued first, 30 changes, ahead of a
-// healthy Source's 100. Eight workers, two slots per host: with workers
+// healthy Source's 100. Eight workers, two slots on the slow host: with workers
 // waiting on the slow host, the healthy Source would get nothing for
 // minutes. Parked (the lot has room), or handed back once (the lot is
 // full), the slow changes leave the workers free: every healthy change is
@@ -75,7 +79,7 @@ func TestSlowSourceSlowsOnlyItself(t *testing.T) {
 			cfg.MaxParked = tc.maxParked
 			cfg.HostWait = 100 * time.Millisecond
 			cfg.BusyRetry = 5 * time.Minute // not back within the test
-			runPool(t, cfg, queueDeps(t, q, store, twoSources(t, slow, healthy)), nil)
+			runPool(t, cfg, queueDeps(t, q, store, twoSources(t, slow, healthy, cfg.Workers)), nil)
 
 			start := time.Now()
 			eventually(t, 60*time.Second, "every healthy change stored", func() bool {
