@@ -12,7 +12,7 @@ import (
 // or "" if it was never set: a Source with no cursor is harvested from its
 // baseline. A node keeps cursors in the shared viaduct_positions bucket
 // and reads these only to carry over those of versions that kept them
-// here (node/cursors.go); the harvester's own tests give it the catalog
+// here (harvester/sourceleases_cursors.go); the harvester's own tests give it the catalog
 // as its Cursors.
 func (c *Catalog) Cursor(ctx context.Context, source, name string) (string, error) {
 	var v string

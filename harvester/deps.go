@@ -15,7 +15,7 @@ import (
 
 // Cursors keeps the harvester's per-source positions: the Source's own
 // times and document validators, never the local clock. A node passes its
-// Source leases (node/cursors.go), which keep them in the shared
+// Source leases (sourceleases_cursors.go), which keep them in the shared
 // viaduct_positions bucket, written only by the lease's holder.
 type Cursors interface {
 	Cursor(ctx context.Context, source, name string) (string, error)

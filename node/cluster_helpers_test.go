@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/harvester"
 	"github.com/viaduct-mirror/viaduct/queue/queuetest"
 	"github.com/viaduct-mirror/viaduct/sim"
 )
@@ -302,7 +303,7 @@ func (c *testCluster) checkCluster(t testing.TB, src *sim.Server, d *downstream)
 }
 
 // sourceLeaseName is the lease of Source "s".
-const sourceLeaseName = leaseSource + "s"
+const sourceLeaseName = harvester.LeaseSource + "s"
 
 // explainDiff logs, for the first resource whose row differs between two
 // nodes' catalogs, every event of it in EVENTS.

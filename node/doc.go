@@ -6,12 +6,11 @@
 //
 // It owns start-up order, reloads and shutdown: every goroutine it starts
 // is stopped and waited for before Run returns, and a role that stops on
-// an error is run again after a backoff (restart.go). Besides the wiring
-// it still decides which node does what when several share a queue,
-// through leases in NATS: the Source leases, which also keep the
-// harvester's cursors in the shared positions bucket (lease.go,
-// cursors.go), the node that publishes change notifications
-// (notify_shared.go) and the node that collects garbage (gc.go). It holds
+// an error is run again after a backoff (restart.go). Which node
+// harvests each Source, and the cursors that go with it, the harvester
+// decides (harvester.SourceLeases); node still chooses the node that
+// publishes change notifications (notify_shared.go) and the node that
+// collects garbage (gc.go), through leases in NATS. It holds
 // no state of its own; what a node knows lives in NATS, the blob store
 // and its catalog.
 package node

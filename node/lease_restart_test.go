@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/viaduct-mirror/viaduct/harvester"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/queue/queuetest"
 	"github.com/viaduct-mirror/viaduct/sim"
@@ -18,7 +19,7 @@ import (
 func TestRestartWithinLeaseTTLIsQuiet(t *testing.T) {
 	// The previous run: its lease is still in the bucket under the name.
 	prev := queuetest.Start(t, func(c *queue.Config) { c.NodeName = "n1"; c.LeaseTTL = time.Second })
-	old, err := prev.Lease(context.Background(), leaseNode+"n1")
+	old, err := prev.Lease(context.Background(), harvester.LeaseNode+"n1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,8 +46,8 @@ func TestRestartWithinLeaseTTLIsQuiet(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 30*time.Second, "the node to announce itself again", func() bool {
-		holders, err := n.Queue().Holders(context.Background(), leaseNode)
-		return err == nil && holders[leaseNode+"n1"] == "n1" && len(logs.records(map[string]string{"msg": "this node is announced again"})) == 1
+		holders, err := n.Queue().Holders(context.Background(), harvester.LeaseNode)
+		return err == nil && holders[harvester.LeaseNode+"n1"] == "n1" && len(logs.records(map[string]string{"msg": "this node is announced again"})) == 1
 	})
 	for _, level := range []string{"WARN", "ERROR"} {
 		for _, rec := range logs.records(map[string]string{"level": level}) {

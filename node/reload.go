@@ -44,7 +44,7 @@ func (n *Node) ReloadConfig(ctx context.Context, cfg Config) (ReloadResult, erro
 	if res.ReloadResult, err = n.roles.harv.Reload(cfg.Sources); err != nil {
 		return res, err
 	}
-	n.roles.leases.reconfigure(ctx, len(cfg.Sources), res.Removed)
+	n.roles.leases.Reconfigure(ctx, len(cfg.Sources), res.Removed)
 	n.mu.Lock()
 	n.cfg.Sources = cfg.Sources
 	n.mu.Unlock()
@@ -101,27 +101,4 @@ func restartSections(a, b Config) []string {
 		}
 	}
 	return out
-}
-
-// reconfigure tells the leases how many Sources there are now, so each
-// node's share follows, and gives up the leases of removed Sources.
-func (l *sourceLeases) reconfigure(ctx context.Context, sources int, removed []string) {
-	if l == nil {
-		return
-	}
-	l.mu.Lock()
-	l.sources = sources
-	gone := map[string]*heldSource{}
-	for _, name := range removed {
-		if hs := l.held[name]; hs != nil {
-			gone[name] = hs
-			delete(l.held, name)
-		}
-	}
-	l.mu.Unlock()
-	for name, hs := range gone {
-		if err := hs.lease.Release(ctx); err != nil {
-			l.log.Warn("giving up the lease of a removed source", "source", name, "err", err)
-		}
-	}
 }

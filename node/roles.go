@@ -19,7 +19,7 @@ type roles struct {
 	harv   *harvester.Harvester
 	pool   *fetch.Pool
 	push   *harvester.Push
-	leases *sourceLeases
+	leases *harvester.SourceLeases
 }
 
 func startRoles(ctx context.Context, n *Node, opts Options) (*roles, error) {
@@ -33,7 +33,7 @@ func startRoles(ctx context.Context, n *Node, opts Options) (*roles, error) {
 	}
 	r := &roles{client: client}
 	fp := &fetchProgress{}
-	if r.leases, err = startLeases(ctx, n.q, n.cat, len(n.cfg.Sources), n.log.With("role", "harvester")); err != nil {
+	if r.leases, err = harvester.StartLeases(ctx, n.q, n.cat, len(n.cfg.Sources), n.log.With("role", "harvester")); err != nil {
 		client.Close()
 		return nil, err
 	}
@@ -100,7 +100,7 @@ func (r *roles) mount(mux *http.ServeMux) {
 }
 
 func (r *roles) close() error {
-	return errors.Join(closePush(r.push), r.harv.Close(), r.pool.Close(), r.leases.close(), r.client.Close())
+	return errors.Join(closePush(r.push), r.harv.Close(), r.pool.Close(), r.leases.Close(), r.client.Close())
 }
 
 func ignoreCanceled(err error) error {

@@ -1,17 +1,16 @@
-package node
+package harvester
 
 import (
 	"context"
 	"fmt"
 
-	"github.com/viaduct-mirror/viaduct/harvester"
 	"github.com/viaduct-mirror/viaduct/queue"
 )
 
-// Cursor implements harvester.Cursors: from the claimed position when this
+// Cursor implements Cursors: from the claimed position when this
 // node holds the Source, else as last stored in the bucket, else (a Source
 // not harvested since positions became shared) from the catalog.
-func (l *sourceLeases) Cursor(ctx context.Context, source, name string) (string, error) {
+func (l *SourceLeases) Cursor(ctx context.Context, source, name string) (string, error) {
 	l.mu.Lock()
 	hs := l.held[source]
 	l.mu.Unlock()
@@ -28,12 +27,12 @@ func (l *sourceLeases) Cursor(ctx context.Context, source, name string) (string,
 	return cursors[name], nil
 }
 
-// SetCursor implements harvester.Cursors: only the holder of the Source's
+// SetCursor implements Cursors: only the holder of the Source's
 // lease writes, fenced by its claim. A change notification may come
 // before this node's first pass over the Source since it started (its
 // subscription outlives a restart), so the lease is taken here as a pass
 // would take it, when it is free and within this node's share.
-func (l *sourceLeases) SetCursor(ctx context.Context, source, name, value string) error {
+func (l *SourceLeases) SetCursor(ctx context.Context, source, name, value string) error {
 	hs, err := l.take(ctx, source)
 	if err != nil {
 		return fmt.Errorf("source %s: cursor %s: this node does not hold the source's lease: %w", source, name, err)
@@ -45,9 +44,9 @@ func (l *sourceLeases) SetCursor(ctx context.Context, source, name, value string
 // before shared positions kept them, into a position no node has written
 // yet, so that an existing install resumes where it was instead of
 // harvesting everything again.
-func (l *sourceLeases) migrate(ctx context.Context, pos *queue.Position) error {
+func (l *SourceLeases) migrate(ctx context.Context, pos *queue.Position) error {
 	vals := map[string]string{}
-	for _, name := range harvester.CursorNames() {
+	for _, name := range CursorNames() {
 		v, err := l.cat.Cursor(ctx, pos.Source(), name)
 		if err != nil {
 			return fmt.Errorf("source %s: carrying cursors over from the catalog: %w", pos.Source(), err)

@@ -1,4 +1,4 @@
-package node
+package harvester
 
 import (
 	"context"
@@ -9,17 +9,16 @@ import (
 	"time"
 
 	"github.com/viaduct-mirror/viaduct/catalog"
-	"github.com/viaduct-mirror/viaduct/harvester"
 	"github.com/viaduct-mirror/viaduct/queue"
 )
 
 // Lease names in queue.BucketLeases: one per live node, one per Source.
 const (
-	leaseNode   = "node:"
-	leaseSource = "source:"
+	LeaseNode   = "node:"
+	LeaseSource = "source:"
 )
 
-// sourceLeases decides which node harvests each Source, and keeps the
+// SourceLeases decides which node harvests each Source, and keeps the
 // harvest positions of the Sources this node holds. A node takes a
 // Source's lease at the Source's first scheduled pass that finds it free,
 // unless it already holds its share (the Sources divided by the live
@@ -27,7 +26,7 @@ const (
 // than its share (a node joined) gives one up after its pass. The
 // position is claimed with the lease, so a node that lost the lease can
 // no longer move the Source's cursors.
-type sourceLeases struct {
+type SourceLeases struct {
 	q       *queue.Queue
 	cat     *catalog.Catalog // cursors kept before positions were shared
 	sources int
@@ -47,12 +46,12 @@ type heldSource struct {
 }
 
 var (
-	_ harvester.Leases  = (*sourceLeases)(nil)
-	_ harvester.Cursors = (*sourceLeases)(nil)
+	_ Leases  = (*SourceLeases)(nil)
+	_ Cursors = (*SourceLeases)(nil)
 )
 
-func startLeases(ctx context.Context, q *queue.Queue, cat *catalog.Catalog, sources int, log *slog.Logger) (*sourceLeases, error) {
-	l := &sourceLeases{q: q, cat: cat, sources: sources, log: log, held: map[string]*heldSource{}}
+func StartLeases(ctx context.Context, q *queue.Queue, cat *catalog.Catalog, sources int, log *slog.Logger) (*SourceLeases, error) {
+	l := &SourceLeases{q: q, cat: cat, sources: sources, log: log, held: map[string]*heldSource{}}
 	held, err := l.announce(ctx)
 	if err != nil {
 		return nil, err
@@ -69,8 +68,8 @@ func startLeases(ctx context.Context, q *queue.Queue, cat *catalog.Catalog, sour
 // alive. held reports that the name's lease is still in the bucket, the
 // previous run's of this node when it restarted within the lease TTL; the
 // lease is then taken at a later count of the live nodes.
-func (l *sourceLeases) announce(ctx context.Context) (held bool, err error) {
-	self, err := l.q.Lease(ctx, leaseNode+l.q.NodeName())
+func (l *SourceLeases) announce(ctx context.Context) (held bool, err error) {
+	self, err := l.q.Lease(ctx, LeaseNode+l.q.NodeName())
 	switch {
 	case err == nil:
 		l.mu.Lock()
@@ -83,8 +82,8 @@ func (l *sourceLeases) announce(ctx context.Context) (held bool, err error) {
 	return false, fmt.Errorf("announcing node %s: %w", l.q.NodeName(), err)
 }
 
-// Hold implements harvester.Leases.
-func (l *sourceLeases) Hold(ctx context.Context, source string) (context.Context, func(), error) {
+// Hold implements Leases.
+func (l *SourceLeases) Hold(ctx context.Context, source string) (context.Context, func(), error) {
 	hs, err := l.take(ctx, source)
 	if err != nil {
 		return ctx, nil, err
@@ -95,7 +94,7 @@ func (l *sourceLeases) Hold(ctx context.Context, source string) (context.Context
 
 // take returns the Source's lease and position, taking them when free and
 // within this node's share.
-func (l *sourceLeases) take(ctx context.Context, source string) (*heldSource, error) {
+func (l *SourceLeases) take(ctx context.Context, source string) (*heldSource, error) {
 	l.mu.Lock()
 	hs := l.held[source]
 	if hs != nil && !hs.lease.Held() {
@@ -108,11 +107,11 @@ func (l *sourceLeases) take(ctx context.Context, source string) (*heldSource, er
 		return hs, nil
 	}
 	if l.full(ctx) {
-		return nil, harvester.ErrElsewhere
+		return nil, ErrElsewhere
 	}
-	lease, err := l.q.Lease(ctx, leaseSource+source)
+	lease, err := l.q.Lease(ctx, LeaseSource+source)
 	if errors.Is(err, queue.ErrLeaseHeld) {
-		return nil, harvester.ErrElsewhere
+		return nil, ErrElsewhere
 	}
 	if err != nil {
 		return nil, err
@@ -134,13 +133,13 @@ func (l *sourceLeases) take(ctx context.Context, source string) (*heldSource, er
 }
 
 // share is how many Sources a node should hold with nodes alive.
-func (l *sourceLeases) share(nodes int) int {
+func (l *SourceLeases) share(nodes int) int {
 	nodes = max(nodes, 1)
 	return (l.sources + nodes - 1) / nodes
 }
 
 // full reports whether this node holds its share already.
-func (l *sourceLeases) full(ctx context.Context) bool {
+func (l *SourceLeases) full(ctx context.Context) bool {
 	nodes := l.liveNodes(ctx)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -149,7 +148,7 @@ func (l *sourceLeases) full(ctx context.Context) bool {
 
 // liveNodes counts the nodes holding a node lease, at most once every
 // third of the lease TTL; on an error the last count stands.
-func (l *sourceLeases) liveNodes(ctx context.Context) int {
+func (l *SourceLeases) liveNodes(ctx context.Context) int {
 	l.mu.Lock()
 	if l.nodes > 0 && time.Since(l.asked) < l.q.LeaseTTL()/3 {
 		defer l.mu.Unlock()
@@ -162,7 +161,7 @@ func (l *sourceLeases) liveNodes(ctx context.Context) int {
 			l.log.Info("this node is announced again", "node", l.q.NodeName())
 		}
 	}
-	nodes, err := l.q.Holders(ctx, leaseNode)
+	nodes, err := l.q.Holders(ctx, LeaseNode)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err != nil {
@@ -175,7 +174,7 @@ func (l *sourceLeases) liveNodes(ctx context.Context) int {
 
 // rebalance gives up source after its pass when this node holds more than
 // its share, so that a node that joined finds Sources free.
-func (l *sourceLeases) rebalance(source string) {
+func (l *SourceLeases) rebalance(source string) {
 	ctx, cancel := context.WithTimeout(context.Background(), l.q.LeaseTTL())
 	defer cancel()
 	nodes := l.liveNodes(ctx)
@@ -195,7 +194,7 @@ func (l *sourceLeases) rebalance(source string) {
 
 // close gives every lease up, so that other nodes take the Sources at
 // their next pass instead of after the TTL.
-func (l *sourceLeases) close() error {
+func (l *SourceLeases) Close() error {
 	if l == nil {
 		return nil
 	}
@@ -216,4 +215,27 @@ func (l *sourceLeases) close() error {
 		errs = append(errs, self.Release(ctx))
 	}
 	return errors.Join(errs...)
+}
+
+// Reconfigure tells the leases how many Sources there are now, so each
+// node's share follows, and gives up the leases of removed Sources.
+func (l *SourceLeases) Reconfigure(ctx context.Context, sources int, removed []string) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	l.sources = sources
+	gone := map[string]*heldSource{}
+	for _, name := range removed {
+		if hs := l.held[name]; hs != nil {
+			gone[name] = hs
+			delete(l.held, name)
+		}
+	}
+	l.mu.Unlock()
+	for name, hs := range gone {
+		if err := hs.lease.Release(ctx); err != nil {
+			l.log.Warn("giving up the lease of a removed source", "source", name, "err", err)
+		}
+	}
 }
