@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 
 	"go.opentelemetry.io/otel/trace"
 
@@ -93,6 +94,7 @@ func (p *pass) next(d *document) (e *resourcesync.Entry, err error) {
 		})
 		if err == nil {
 			p.listed.Add(1)
+			p.absolute(d, e)
 		}
 		if err == nil || errors.Is(err, io.EOF) {
 			p.watch.progressed()
@@ -114,6 +116,17 @@ func (p *pass) next(d *document) (e *resourcesync.Entry, err error) {
 		}
 		return nil, err
 	}
+}
+
+// absolute resolves a relative loc against the document's URL (spec:
+// URIs are absolute; some producers write paths), counting the document
+// as tolerated.
+func (p *pass) absolute(d *document, e *resourcesync.Entry) {
+	if u, err := url.Parse(e.Loc); err != nil || u.IsAbs() {
+		return
+	}
+	p.tolerate(d.uri, tolRelativeURI, 1)
+	e.Loc = resolve(d.uri, e.Loc)
 }
 
 // allowed reports whether loc may be queued: inside the Source's Policy.

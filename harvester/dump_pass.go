@@ -2,7 +2,10 @@ package harvester
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 )
@@ -12,54 +15,126 @@ import (
 // falls back to the lists when the Source offers them.
 const kindDump = "dump"
 
+// capChangeListIndex is the capability DSpace gives the Change List Index
+// it names beside its newest Change List; it is read as a Change List.
+const capChangeListIndex = "changelistindex"
+
 // dumpsUsable reports whether a Dump at uri can be read: one is offered
 // and the harvester has a blob store to put its bitstreams in.
 func (p *pass) dumpsUsable(uri string) bool {
 	return uri != "" && p.h.deps.Blobs != nil
 }
 
-// baselineAny runs a due baseline from the Resource Dump or the Resource
-// List. The Dump is used when it is all the Source offers, or when the
-// Source prefers Dumps and no baseline has completed yet: a first baseline
-// needs every bitstream, which a few packages bring at once, while a later
-// one needs only what differs, which the Resource List finds without
-// downloading the rest again. A Dump that fails (a refused package, a
-// failed download) is logged and counted, and the baseline is taken from
-// the Resource List in the same pass.
+// canBaseline reports whether the set's Capability List offers something
+// a baseline can be taken from.
+func (p *pass) canBaseline(caps capabilities) bool {
+	return caps.first(resourcesync.CapResourceList) != "" || p.dumpsUsable(caps.first(resourcesync.CapResourceDump))
+}
+
+// baselineAny runs a due baseline from the Resource Dumps or the Resource
+// Lists (every one the Capability List names, as one baseline). The Dumps
+// are used when they are all the Source offers, or when the Source prefers
+// Dumps and no baseline has completed yet: a first baseline needs every
+// bitstream, which a few packages bring at once, while a later one needs
+// only what differs, which the Resource List finds without downloading
+// the rest again. A Dump that fails (a refused package, a failed
+// download) is logged and counted, and the baseline is taken from the
+// Resource Lists in the same pass. A Source offering Change Lists only is
+// baselined from them: the changes pass reads them from the start.
 func (p *pass) baselineAny(ctx context.Context, caps capabilities, hasChanges bool) error {
 	rl, rd := caps[resourcesync.CapResourceList], caps[resourcesync.CapResourceDump]
-	if p.dumpsUsable(rd) && (rl == "" || (p.src.preferDumps && p.st.baseline.IsZero())) {
+	if len(rd) > 0 && p.dumpsUsable(rd[0]) && (len(rl) == 0 || (p.src.preferDumps && p.st.baseline.IsZero())) {
 		err := p.dumpBaseline(ctx, rd, hasChanges)
-		if err == nil || rl == "" || ctx.Err() != nil {
+		if err == nil || len(rl) == 0 || ctx.Err() != nil {
 			return err
 		}
-		p.log.Error("Resource Dump not used, baseline from the Resource List instead", "uri", rd, "resourcelist", rl, "err", err)
+		p.log.Error("Resource Dump not used, baseline from the Resource List instead", "uri", rd[0], "resourcelist", rl[0], "err", err)
 	}
-	if rl == "" {
-		return fmt.Errorf("source %s: a baseline is due but the Capability List offers no Resource List", p.src.Name)
+	if len(rl) == 0 {
+		if hasChanges {
+			p.tolerate(p.cs.URI, tolChangeListOnly, 1)
+			return nil
+		}
+		return fmt.Errorf("source %s: a baseline is due but the Capability List %s offers no Resource List", p.src.Name, p.cs.URI)
 	}
 	return p.baseline(ctx, rl, hasChanges)
 }
 
-// changesAny catches up from the Change Dump, then the Change List. The
+// changesAny catches up from the Change Dump, then the Change Lists. The
 // Change Dump is read when it is all the Source offers (its open package
 // included), or when the Source prefers Dumps (closed packages only: an
 // open package grows, and downloading it whole on every poll would cost
-// more than the Change List's few new entries). The Change List then takes
-// over from the cursor the packages left. A Change Dump that fails is
-// logged and counted, and the Change List does the whole catch-up.
+// more than the Change List's few new entries). The Change Lists then
+// take over from the cursor the packages left. A Change Dump that fails
+// is logged and counted, and the Change Lists do the whole catch-up. A
+// gap (gap.go) is returned as a *gapError for the pass to close.
 func (p *pass) changesAny(ctx context.Context, caps capabilities) error {
-	cl, cd := caps[resourcesync.CapChangeList], caps[resourcesync.CapChangeDump]
-	if p.dumpsUsable(cd) && (cl == "" || p.src.preferDumps) {
-		if err := p.changeDump(ctx, cd, cl == ""); err != nil {
-			if cl == "" || ctx.Err() != nil {
+	cls, cd := caps[resourcesync.CapChangeList], caps.first(resourcesync.CapChangeDump)
+	if p.dumpsUsable(cd) && (len(cls) == 0 || p.src.preferDumps) {
+		if err := p.changeDump(ctx, cd, len(cls) == 0); err != nil {
+			if len(cls) == 0 || ctx.Err() != nil {
 				return err
 			}
-			p.log.Error("Change Dump not used, catching up from the Change List instead", "uri", cd, "changelist", cl, "err", err)
+			p.log.Error("Change Dump not used, catching up from the Change List instead", "uri", cd, "changelist", cls[0], "err", err)
 		}
 	}
-	if cl == "" {
+	switch len(cls) {
+	case 0:
+		return nil
+	case 1:
+		return p.incremental(ctx, cls[0])
+	}
+	return p.severalChangeLists(ctx, cls)
+}
+
+// severalChangeLists reads every Change List (or Index) a Capability
+// List names, from one cursor, moving it once all are queued (heldAdvance).
+// DSpace names its newest Change List and an Index of all of them: when
+// the newest no longer reaches back to the cursor and the Index does, the
+// gap is closed by the Index.
+func (p *pass) severalChangeLists(ctx context.Context, cls []string) error {
+	p.held = &heldAdvance{vals: map[string]validators{}}
+	defer func() { p.held = nil }()
+	var gap error
+	byIndex := false
+	for _, u := range cls {
+		p.readIndexToo = false
+		err := p.incremental(ctx, u)
+		var g *gapError
+		switch {
+		case errors.As(err, &g):
+			gap = err
+			continue
+		case err != nil:
+			return err
+		}
+		byIndex = byIndex || p.readIndexToo
+	}
+	if gap != nil {
+		if !byIndex {
+			return gap
+		}
+		p.closedGap(gap, GapIndex)
+	}
+	h := p.held
+	p.held = nil
+	if !h.t.IsZero() {
+		if err := p.advance(ctx, h.t, h.ids); err != nil {
+			return err
+		}
+	}
+	if len(h.vals) == 0 {
 		return nil
 	}
-	return p.incremental(ctx, cl)
+	keep := map[string]bool{p.st.index.URI: true}
+	for _, c := range p.st.index.Children {
+		keep[c.Loc] = true
+	}
+	for _, k := range slices.Collect(maps.Keys(p.st.validators)) {
+		if !keep[k] {
+			delete(p.st.validators, k)
+		}
+	}
+	maps.Copy(p.st.validators, h.vals)
+	return p.setJSON(ctx, curValidators, p.st.validators)
 }

@@ -1,0 +1,131 @@
+package harvester
+
+import (
+	"sort"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Kinds of what the harvester reads although a Source should not write it
+// so (docs/harvesting.md, "Producers"), counted in
+// viaduct_harvester_tolerated_total and shown on the status page.
+const (
+	// tolSeveralSets: a Source Description (or its Index) lists several
+	// Capability Lists; every one is harvested.
+	tolSeveralSets = "several_capability_lists"
+	// tolDuplicateCapability: a Capability List names a capability more
+	// than once; every document named is read.
+	tolDuplicateCapability = "duplicate_capability"
+	// tolChangeListIndexEntry: capability="changelistindex" in a
+	// Capability List, read as its Change List (Index).
+	tolChangeListIndexEntry = "changelistindex_entry"
+	// tolCapabilityCase: a capability in other than lower case.
+	tolCapabilityCase = "capability_case"
+	// tolNoCapability: a Capability List entry without a capability,
+	// which names nothing to harvest.
+	tolNoCapability = "capability_entry_without_capability"
+	// tolOutOfOrder: a Change List not in forward chronological order,
+	// sorted by change time before it is applied.
+	tolOutOfOrder = "out_of_order"
+	// tolPaged: a Resource List paged with rel="next", every page read.
+	tolPaged = "paged_resource_list"
+	// tolRelativeURI: a loc relative to its document, resolved against
+	// the document's URL.
+	tolRelativeURI = "relative_uri"
+	// tolChangeListOnly: a Source offering Change Lists and no Resource
+	// List or Dump, baselined from its Change Lists.
+	tolChangeListOnly = "changelist_only"
+)
+
+// toleranceKinds are the kinds whose series are created up front.
+var toleranceKinds = []string{tolSeveralSets, tolDuplicateCapability, tolChangeListIndexEntry, tolCapabilityCase,
+	tolNoCapability, tolOutOfOrder, tolPaged, tolRelativeURI, tolChangeListOnly}
+
+// Warning is one document read with a tolerance, as the status page shows
+// it: which document, what it did, how many entries (or pages, or sets)
+// it concerned.
+type Warning struct {
+	Document string `json:"document"`
+	Kind     string `json:"kind"`
+	Count    int    `json:"count"`
+}
+
+type toleranceKey struct{ doc, kind string }
+
+// tolerate notes that document doc was read although it does what kind
+// says, n times. A document counts once per kind and pass in the metric,
+// whatever n, and is logged once: at the first pass that finds it so, not
+// again while it stays so (tolerations).
+//
+// The document reader's own warnings (zone-less times, the case of a
+// capability, digests in base64) are passed here too, one line where a
+// document is closed, so that the status page shows them alike.
+func (p *pass) tolerate(doc, kind string, n int) {
+	if p.tolerated == nil {
+		p.tolerated = map[toleranceKey]int{}
+	}
+	p.tolerated[toleranceKey{doc, kind}] += n
+}
+
+// tolerations remembers, per Source, the tolerances logged at its last
+// pass, so that a Source read the same way every five minutes is logged
+// once, not every pass.
+type tolerations struct {
+	mu   sync.Mutex
+	prev map[string]map[toleranceKey]bool
+}
+
+// maxWarnings bounds the warnings a Source's status keeps and the
+// documents whose tolerances are remembered between passes.
+const maxWarnings = 256
+
+// endTolerances counts, logs (when new) and returns the pass's
+// tolerances, sorted by document and kind.
+func (p *pass) endTolerances() []Warning {
+	out := make([]Warning, 0, len(p.tolerated))
+	for k, n := range p.tolerated {
+		out = append(out, Warning{Document: k.doc, Kind: k.kind, Count: n})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Document != out[j].Document {
+			return out[i].Document < out[j].Document
+		}
+		return out[i].Kind < out[j].Kind
+	})
+	tl := &p.h.tol
+	tl.mu.Lock()
+	prev := tl.prev[p.src.Name]
+	now := map[toleranceKey]bool{}
+	for _, w := range out {
+		k := toleranceKey{w.Document, w.Kind}
+		p.h.m.tolerated.WithLabelValues(p.src.Name, w.Kind).Inc()
+		if len(now) < maxWarnings {
+			now[k] = true
+		}
+		if !prev[k] {
+			p.log.Warn("document read with a tolerance", "uri", w.Document, "kind", w.Kind, "count", w.Count)
+		}
+	}
+	if tl.prev == nil {
+		tl.prev = map[string]map[toleranceKey]bool{}
+	}
+	tl.prev[p.src.Name] = now
+	tl.mu.Unlock()
+	if len(out) > maxWarnings {
+		out = out[:maxWarnings]
+	}
+	return out
+}
+
+func newToleratedMetric(reg prometheus.Registerer) (*prometheus.CounterVec, error) {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "viaduct", Subsystem: "harvester", Name: "tolerated_total",
+		Help: "Documents read although the Source should not write them so (out of order, several capability lists, paged...), once per document, kind and pass."},
+		[]string{"source", "kind"})
+	if reg != nil {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
