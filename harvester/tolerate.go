@@ -36,11 +36,14 @@ const (
 	// tolChangeListOnly: a Source offering Change Lists and no Resource
 	// List or Dump, baselined from its Change Lists.
 	tolChangeListOnly = "changelist_only"
+	// tolUnlistedFile: a dump package holding files its manifest does not
+	// list; they are ignored, the listed bitstreams verified and used.
+	tolUnlistedFile = "unlisted_dump_file"
 )
 
 // toleranceKinds are the kinds whose series are created up front.
 var toleranceKinds = []string{tolSeveralSets, tolDuplicateCapability, tolChangeListIndexEntry, tolCapabilityCase,
-	tolNoCapability, tolOutOfOrder, tolPaged, tolRelativeURI, tolChangeListOnly}
+	tolNoCapability, tolOutOfOrder, tolPaged, tolRelativeURI, tolChangeListOnly, tolUnlistedFile}
 
 // Warning is one document read with a tolerance, as the status page shows
 // it: which document, what it did, how many entries (or pages, or sets)

@@ -220,9 +220,11 @@ func (c *Config) Fill() {
 	if len(c.Republish.Collections) == 0 {
 		seen := map[string]bool{}
 		for _, s := range c.Sources {
-			if !seen[s.Collection] {
-				seen[s.Collection] = true
-				c.Republish.Collections = append(c.Republish.Collections, republish.Collection{Name: s.Collection})
+			for _, col := range s.Collections() {
+				if !seen[col] {
+					seen[col] = true
+					c.Republish.Collections = append(c.Republish.Collections, republish.Collection{Name: col})
+				}
 			}
 		}
 	}
