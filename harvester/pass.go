@@ -183,13 +183,12 @@ func (p *pass) readCapabilities(ctx context.Context, uri string) (capabilities, 
 			}
 		}
 		loc := resolve(uri, e.Loc)
-		if slices.Contains(caps[name], loc) {
-			continue
-		}
 		if len(caps[name]) > 0 {
 			p.tolerate(uri, tolDuplicateCapability, 1)
 		}
-		caps[name] = append(caps[name], loc)
+		if !slices.Contains(caps[name], loc) {
+			caps[name] = append(caps[name], loc)
+		}
 	}
 }
 
