@@ -21,11 +21,25 @@ type document struct {
 	val  validators
 	span trace.Span
 	err  error // the first error reading it, for its span
+	p    *pass // told of the reader's warnings when d is closed
 }
 
 func (d *document) Close() error {
 	endSpan(d.span, d.err)
+	d.p.noteWarnings(d)
 	return d.body.Close()
+}
+
+// noteWarnings passes what the document reader tolerated in d to the
+// pass's count (tolerate.go) as d is closed. The reader's warnings
+// (zone-less times, base64 digests, the case of a capability) take one
+// line here, once the reader offers them:
+//
+//	for _, w := range d.r.Warnings() { p.tolerateReader(d.uri, string(w.Kind), w.Count) }
+func (p *pass) noteWarnings(d *document) {
+	if p == nil {
+		return
+	}
 }
 
 // errNotModified is returned by open for a conditional GET answered 304.
@@ -79,7 +93,7 @@ func (p *pass) open(ctx context.Context, uri string, prev validators) (d *docume
 		return nil, fmt.Errorf("source %s: read %s: %w", p.src.Name, uri, err)
 	}
 	p.bodies = append(p.bodies, body)
-	return &document{uri: uri, r: r, body: body, val: validators{ETag: resp.ETag, LastModified: resp.LastModified}, span: span}, nil
+	return &document{uri: uri, r: r, body: body, val: validators{ETag: resp.ETag, LastModified: resp.LastModified}, span: span, p: p}, nil
 }
 
 // next returns the document's next entry, io.EOF at its end. An entry the

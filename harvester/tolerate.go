@@ -9,36 +9,38 @@ import (
 
 // Kinds of what the harvester reads although a Source should not write it
 // so (docs/harvesting.md, "Producers"), counted in
-// viaduct_harvester_tolerated_total and shown on the status page.
+// viaduct_harvester_tolerated_total and shown on the status page. Where
+// the document reader warns of the same thing its kind's name is used, so
+// that one document shows one warning of each kind.
 const (
 	// tolSeveralSets: a Source Description (or its Index) lists several
 	// Capability Lists; every one is harvested.
-	tolSeveralSets = "several_capability_lists"
+	tolSeveralSets = "several-capability-lists"
 	// tolDuplicateCapability: a Capability List names a capability more
 	// than once; every document named is read.
-	tolDuplicateCapability = "duplicate_capability"
+	tolDuplicateCapability = "duplicate-capability"
 	// tolChangeListIndexEntry: capability="changelistindex" in a
 	// Capability List, read as its Change List (Index).
-	tolChangeListIndexEntry = "changelistindex_entry"
+	tolChangeListIndexEntry = "capability-variant"
 	// tolCapabilityCase: a capability in other than lower case.
-	tolCapabilityCase = "capability_case"
+	tolCapabilityCase = "capability-case"
 	// tolNoCapability: a Capability List entry without a capability,
 	// which names nothing to harvest.
-	tolNoCapability = "capability_entry_without_capability"
+	tolNoCapability = "no-capability"
 	// tolOutOfOrder: a Change List not in forward chronological order,
 	// sorted by change time before it is applied.
-	tolOutOfOrder = "out_of_order"
+	tolOutOfOrder = "changes-unordered"
 	// tolPaged: a Resource List paged with rel="next", every page read.
-	tolPaged = "paged_resource_list"
+	tolPaged = "paged-resource-list"
 	// tolRelativeURI: a loc relative to its document, resolved against
 	// the document's URL.
-	tolRelativeURI = "relative_uri"
+	tolRelativeURI = "relative-uri"
 	// tolChangeListOnly: a Source offering Change Lists and no Resource
 	// List or Dump, baselined from its Change Lists.
-	tolChangeListOnly = "changelist_only"
+	tolChangeListOnly = "changelist-only"
 	// tolUnlistedFile: a dump package holding files its manifest does not
 	// list; they are ignored, the listed bitstreams verified and used.
-	tolUnlistedFile = "unlisted_dump_file"
+	tolUnlistedFile = "unlisted-dump-file"
 )
 
 // toleranceKinds are the kinds whose series are created up front.
@@ -69,6 +71,17 @@ func (p *pass) tolerate(doc, kind string, n int) {
 		p.tolerated = map[toleranceKey]int{}
 	}
 	p.tolerated[toleranceKey{doc, kind}] += n
+}
+
+// tolerateReader takes one warning of the document reader (its kind and
+// count): the reader counts a kind once per document already, and where
+// the harvester counted the same kind itself the larger count stands.
+func (p *pass) tolerateReader(doc, kind string, n int) {
+	if p.tolerated == nil {
+		p.tolerated = map[toleranceKey]int{}
+	}
+	k := toleranceKey{doc, kind}
+	p.tolerated[k] = max(p.tolerated[k], n)
 }
 
 // tolerations remembers, per Source, the tolerances logged at its last
