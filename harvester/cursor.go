@@ -176,5 +176,5 @@ func (p *pass) advance(ctx context.Context, t time.Time, ids []string) error {
 // Source: what a node carries over when it moves a Source's position from
 // its catalog to the shared position bucket.
 func CursorNames() []string {
-	return []string{curCapabilities, curChanges, curTie, curBaseline, curValidators, curIndex, curSubscription, curNotified, curSets}
+	return []string{curCapabilities, curChanges, curTie, curBaseline, curValidators, curIndex, curSubscription, curNotified, curSets, curDescription}
 }

@@ -1,6 +1,7 @@
 package harvester
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -141,7 +142,7 @@ func (p *pass) capabilities(ctx context.Context) (capabilities, error) {
 	if err := p.set(ctx, curCapabilities, uri); err != nil {
 		return nil, err
 	}
-	return caps, p.set(ctx, curDescription, d.SourceDescription)
+	return caps, p.set(ctx, curDescription, cmp.Or(d.listsFrom(), noDescription))
 }
 
 // readCapabilities reads a Capability List: the first document offered for

@@ -1,6 +1,7 @@
 package harvester
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -26,6 +27,11 @@ type capSet struct {
 // curDescription is the Source Description (or its Index) discovery
 // found, read again at every pass to find the Source's capability sets.
 const curDescription = "sourcedescription"
+
+// noDescription is curDescription's value for a Source found to have no
+// Source Description or Capability List Index: one set, nothing to read
+// again.
+const noDescription = "none"
 
 // setKey names a non-primary set's cursors: the first 16 hex digits of
 // the SHA-256 of its Capability List's URI, stable across passes and
@@ -60,7 +66,7 @@ func (p *pass) sets(ctx context.Context) ([]*capSet, error) {
 		if err := p.set(ctx, curCapabilities, primary); err != nil {
 			return nil, err
 		}
-		if err := p.set(ctx, curDescription, d.SourceDescription); err != nil {
+		if err := p.set(ctx, curDescription, cmp.Or(d.listsFrom(), noDescription)); err != nil {
 			return nil, err
 		}
 	} else {
@@ -68,15 +74,26 @@ func (p *pass) sets(ctx context.Context) ([]*capSet, error) {
 		if err != nil {
 			return nil, fmt.Errorf("source %s: read cursor %s: %w", p.src.Name, curDescription, err)
 		}
-		if sd != "" {
+		if sd == "" {
+			// Cursors kept before the sets were remembered: discover once.
+			sd = p.src.URL
+		}
+		if sd != noDescription {
 			d, err := Discover(ctx, p.client, p.src.Name, sd)
 			switch {
 			case err != nil:
 				p.log.Warn("Source Description unreadable, harvesting only the primary Capability List this pass", "uri", sd, "err", err)
-			case d.SourceDescription == "":
-				p.log.Warn("remembered Source Description is no longer one, harvesting only the primary Capability List", "uri", sd)
+			case d.listsFrom() == "":
+				if err := p.set(ctx, curDescription, noDescription); err != nil {
+					return nil, err
+				}
 			default:
 				lists = d.CapabilityLists
+				if d.listsFrom() != sd {
+					if err := p.set(ctx, curDescription, d.listsFrom()); err != nil {
+						return nil, err
+					}
+				}
 			}
 		}
 	}
@@ -102,6 +119,15 @@ func (r *resolved) setCollection(uri string) string {
 		return c
 	}
 	return r.Collection
+}
+
+// listsFrom is the document that lists the Source's Capability Lists:
+// its Source Description (or Index), else its Capability List Index.
+func (d *Discovery) listsFrom() string {
+	if d.SourceDescription != "" {
+		return d.SourceDescription
+	}
+	return d.Index
 }
 
 // discoverAll runs discovery from the configured URL.
