@@ -8,11 +8,6 @@ import (
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 )
 
-// ErrNonChronological is wrapped by the error for a Change List whose
-// entries are not in forward chronological order. None of its changes is
-// queued and the cursor does not move past it.
-var ErrNonChronological = errors.New("Change List is not in forward chronological order")
-
 // incremental processes the Change List Index (or lone Change List) at
 // uri from the change cursor on. Unchanged documents are not read again:
 // every GET is conditional on the validators kept from the last read.

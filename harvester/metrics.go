@@ -35,7 +35,6 @@ const (
 	kindDocument       = "document"
 	kindEntry          = "entry"
 	kindForbiddenLoc   = "forbidden_loc"
-	kindChronology     = "non_chronological"
 	kindPublish        = "publish"
 	kindCatalog        = "catalog"
 	kindDiscovery      = "discovery"
@@ -43,7 +42,7 @@ const (
 )
 
 // errorKinds are the kinds whose series are created up front.
-var errorKinds = []string{kindFetch, kindDocument, kindEntry, kindForbiddenLoc, kindChronology,
+var errorKinds = []string{kindFetch, kindDocument, kindEntry, kindForbiddenLoc,
 	kindPublish, kindCatalog, kindDiscovery, kindDeletesSkipped, kindDump, kindStore}
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
