@@ -100,10 +100,10 @@ type Config struct {
 	AllowLoopback bool `yaml:"allow_loopback"`
 	AllowPrivate  bool `yaml:"allow_private"`
 	// MaxEntries bounds the entries of one document. A Change List's
-	// changes are held in memory until all of them have been read (so that
-	// a list found out of order half-way is not applied at all), so this
-	// also bounds that memory: roughly 300 bytes per change. Default
-	// 1,000,000.
+	// changes at or after the cursor are held in memory until all of them
+	// have been read (a list out of order is sorted before any is queued),
+	// so this also bounds that memory: roughly 300 bytes per change.
+	// Default 1,000,000.
 	MaxEntries int `yaml:"max_entries"`
 	// MaxDocumentBytes bounds the size of one document, after gzip
 	// decoding. Default 256 MiB.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 )
@@ -52,12 +53,27 @@ func (p *pass) baselineAny(ctx context.Context, caps capabilities, hasChanges bo
 	}
 	if len(rl) == 0 {
 		if hasChanges {
-			p.tolerate(p.cs.URI, tolChangeListOnly, 1)
-			return nil
+			return p.changeListBaseline(ctx)
 		}
 		return fmt.Errorf("source %s: a baseline is due but the Capability List %s offers no Resource List", p.src.Name, p.cs.URI)
 	}
 	return p.baseline(ctx, rl, hasChanges)
+}
+
+// changeListBaseline is the baseline of a set offering Change Lists only:
+// nothing lists its resources, so the changes pass reads its Change Lists
+// from its cursor (from the start, the first time) and the baseline is
+// marked done for the schedule. A collection it shares with other sets
+// infers no deletions from their lists (it may hold this set's
+// resources), which is logged with the rest of the baseline.
+func (p *pass) changeListBaseline(ctx context.Context) error {
+	p.tolerate(p.cs.URI, tolChangeListOnly, 1)
+	if p.shared[p.collection()] != nil {
+		p.deferDeletes(&baselineRun{}, true)
+	}
+	now := time.Now()
+	p.st.baseline = now
+	return p.set(ctx, curBaseline, now.UTC().Format(time.RFC3339Nano))
 }
 
 // changesAny catches up from the Change Dump, then the Change Lists. The

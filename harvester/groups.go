@@ -142,7 +142,7 @@ func (p *pass) baselines(ctx context.Context, works []*setWork, due map[string]b
 		if failed[col] || b.bad || ctx.Err() != nil {
 			if b.bad {
 				p.h.m.errors.WithLabelValues(p.src.Name, kindDeletesSkipped).Inc()
-				p.log.Warn("baseline had unreadable entries, deletions not inferred this time", "collection", col)
+				p.log.Warn("a baseline of the collection had unreadable entries or a set without a Resource List, deletions not inferred this time", "collection", col)
 			}
 			continue
 		}
@@ -190,9 +190,12 @@ func (p *pass) newRun(ctx context.Context) *baselineRun {
 // entries.
 func (p *pass) deferDeletes(b *baselineRun, bad bool) {
 	col := p.collection()
+	if p.deferred == nil {
+		p.deferred = map[string]*baselineRun{}
+	}
 	d := p.deferred[col]
 	if d == nil {
-		d = &baselineRun{seen: b.seen}
+		d = &baselineRun{seen: p.shared[col]}
 		p.deferred[col] = d
 	}
 	d.noteAt(b.at)

@@ -245,3 +245,30 @@ func TestGapWithoutBaseline(t *testing.T) {
 		t.Fatalf("gaps_total{closed_by=none} = %v, want 1", n)
 	}
 }
+
+// TestChangeListOnlySetShared: a set offering Change Lists only shares the
+// Source's collection with a set that has a Resource List. Its resources
+// are never deleted on the other list's word, and its baseline (reading
+// its Change Lists from the start) is done once, not at every pass.
+func TestChangeListOnlySetShared(t *testing.T) {
+	e := newEnv(t)
+	docs := twoSets()
+	docs["/b/caps.xml"] = urlset("capabilitylist", "", capEntry("{B}/b/cl.xml", "changelist"))
+	docs["/b/cl.xml"] = urlset("changelist", `from="2024-01-01T00:00:00Z"`,
+		`<url><loc>{B}/b/9</loc><lastmod>2024-01-01T01:00:00Z</lastmod><rs:md change="created" hash="sha-256:`+strings.Repeat("c", 64)+`" length="1"/></url>`)
+	docs["/a/caps.xml"] = urlset("capabilitylist", "", capEntry("{B}/a/rl.xml", "resourcelist"), capEntry("{B}/a/cl.xml", "changelist"))
+	docs["/a/cl.xml"] = urlset("changelist", `from="2024-01-01T00:00:00Z"`)
+	s := startDocs(t, docs)
+	h, _ := e.harvester(Defaults(), SourceConfig{Name: "s", URL: s.URL + "/", AllowLoopback: yes()})
+	sync1(t, h, "s")
+	got := e.drain()
+	want := []string{s.URL + "/a/1", s.URL + "/a/2", s.URL + "/b/9"}
+	if c := uris(got, resourcesync.Created); !slices.Equal(c, want) {
+		t.Fatalf("first pass created %v, want %v", c, want)
+	}
+	e.apply(got)
+	sync1(t, h, "s")
+	if got := e.drain(); len(got) != 0 {
+		t.Fatalf("second pass queued %v %v, want nothing", uris(got, resourcesync.Created), uris(got, resourcesync.Deleted))
+	}
+}
