@@ -2,10 +2,7 @@ package harvester
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"time"
 
 	"github.com/viaduct-mirror/viaduct/resourcesync"
@@ -101,56 +98,4 @@ func (p *pass) changesAny(ctx context.Context, caps capabilities) error {
 		return p.incremental(ctx, cls[0])
 	}
 	return p.severalChangeLists(ctx, cls)
-}
-
-// severalChangeLists reads every Change List (or Index) a Capability
-// List names, from one cursor, moving it once all are queued (heldAdvance).
-// DSpace names its newest Change List and an Index of all of them: when
-// the newest no longer reaches back to the cursor and the Index does, the
-// gap is closed by the Index.
-func (p *pass) severalChangeLists(ctx context.Context, cls []string) error {
-	p.held = &heldAdvance{vals: map[string]validators{}}
-	defer func() { p.held = nil }()
-	var gap error
-	byIndex := false
-	for _, u := range cls {
-		p.readIndexToo = false
-		err := p.incremental(ctx, u)
-		var g *gapError
-		switch {
-		case errors.As(err, &g):
-			gap = err
-			continue
-		case err != nil:
-			return err
-		}
-		byIndex = byIndex || p.readIndexToo
-	}
-	if gap != nil {
-		if !byIndex {
-			return gap
-		}
-		p.closedGap(gap, GapIndex)
-	}
-	h := p.held
-	p.held = nil
-	if !h.t.IsZero() {
-		if err := p.advance(ctx, h.t, h.ids); err != nil {
-			return err
-		}
-	}
-	if len(h.vals) == 0 {
-		return nil
-	}
-	keep := map[string]bool{p.st.index.URI: true}
-	for _, c := range p.st.index.Children {
-		keep[c.Loc] = true
-	}
-	for _, k := range slices.Collect(maps.Keys(p.st.validators)) {
-		if !keep[k] {
-			delete(p.st.validators, k)
-		}
-	}
-	maps.Copy(p.st.validators, h.vals)
-	return p.setJSON(ctx, curValidators, p.st.validators)
 }

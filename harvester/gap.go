@@ -113,23 +113,3 @@ func newGapMetric(reg prometheus.Registerer) (*prometheus.CounterVec, error) {
 	}
 	return c, nil
 }
-
-// heldAdvance gathers the cursor's move over several Change Lists read as
-// one (a Capability List naming several): the cursor moves once, after
-// all of them are queued, so that a list read later is not cut by the
-// greatest time of one read before it, and validators are kept only then,
-// so that a crash in between reads them all again.
-type heldAdvance struct {
-	t    time.Time
-	ids  []string
-	vals map[string]validators
-}
-
-func (h *heldAdvance) note(t time.Time, ids []string) {
-	switch {
-	case t.After(h.t):
-		h.t, h.ids = t, append([]string(nil), ids...)
-	case t.Equal(h.t):
-		h.ids = append(h.ids, ids...)
-	}
-}
