@@ -92,8 +92,14 @@ func (p *pass) closedGap(err error, how string) {
 	rec := Gap{Found: time.Now(), Document: g.doc, Cursor: g.cursor, Earliest: g.earliest, ClosedBy: how}
 	p.gaps = append(p.gaps, rec)
 	p.h.m.gaps.WithLabelValues(p.src.Name, how).Inc()
+	// An Index that reaches back is how DSpace is meant to be read: it
+	// is worth a line, not a warning. A baseline costs a whole listing;
+	// nothing to close it with loses changes.
 	level := p.log.Warn
-	if how == GapNone {
+	switch how {
+	case GapIndex:
+		level = p.log.Info
+	case GapNone:
 		level = p.log.Error
 	}
 	level("gap in the Source's changes", "uri", g.doc, "cursor", g.cursor, "earliest", g.earliest, "closed_by", how)
