@@ -64,7 +64,6 @@ func (p *pass) baselineAny(ctx context.Context, caps capabilities, hasChanges bo
 // infers no deletions from their lists (it may hold this set's
 // resources), which is logged with the rest of the baseline.
 func (p *pass) changeListBaseline(ctx context.Context) error {
-	p.tolerate(p.cs.URI, tolChangeListOnly, 1)
 	if p.shared[p.collection()] != nil {
 		p.deferDeletes(&baselineRun{}, true)
 	}

@@ -56,7 +56,11 @@ func (p *pass) do(ctx context.Context) error {
 		if cs.Key == "" {
 			p.channel(ctx)
 		}
-		works = append(works, &setWork{cs: cs, caps: caps, st: p.st})
+		w := &setWork{cs: cs, caps: caps, st: p.st}
+		if w.hasChanges(p) && !p.canBaseline(caps) {
+			p.tolerate(cs.URI, tolChangeListOnly, 1)
+		}
+		works = append(works, w)
 	}
 	p.shareSeen(works)
 	due := map[string]bool{}
