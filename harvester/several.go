@@ -47,7 +47,12 @@ func (p *pass) severalChangeLists(ctx context.Context, cls []string) error {
 	if len(h.vals) == 0 {
 		return nil
 	}
+	// Validators are kept for every list named and the Index's children
+	// (a list answered 304 this pass keeps the ones it had).
 	keep := map[string]bool{p.st.index.URI: true}
+	for _, u := range cls {
+		keep[u] = true
+	}
 	for _, c := range p.st.index.Children {
 		keep[c.Loc] = true
 	}
