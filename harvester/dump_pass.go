@@ -82,6 +82,12 @@ func (p *pass) changeListBaseline(ctx context.Context) error {
 // gap (gap.go) is returned as a *gapError for the pass to close.
 func (p *pass) changesAny(ctx context.Context, caps capabilities) error {
 	cls, cd := caps[resourcesync.CapChangeList], caps.first(resourcesync.CapChangeDump)
+	if n := len(caps[resourcesync.CapChangeDump]); n > 1 {
+		// Packages of several Change Dumps would move one cursor past each
+		// other's changes: the first is read, the Change Lists (when
+		// offered) catch up the rest; counted and shown either way.
+		p.tolerate(p.cs.URI, tolUnreadChangeDumps, n-1)
+	}
 	if p.dumpsUsable(cd) && (len(cls) == 0 || p.src.preferDumps) {
 		if err := p.changeDump(ctx, cd, len(cls) == 0); err != nil {
 			if len(cls) == 0 || ctx.Err() != nil {

@@ -41,11 +41,15 @@ const (
 	// tolUnlistedFile: a dump package holding files its manifest does not
 	// list; they are ignored, the listed bitstreams verified and used.
 	tolUnlistedFile = "unlisted-dump-file"
+	// tolUnreadChangeDumps: Change Dumps beyond the first a Capability
+	// List names; not read (the Change Lists cover their changes when
+	// the Source offers them).
+	tolUnreadChangeDumps = "unread-change-dumps"
 )
 
 // toleranceKinds are the kinds whose series are created up front.
 var toleranceKinds = []string{tolSeveralSets, tolDuplicateCapability, tolChangeListIndexEntry, tolCapabilityCase,
-	tolNoCapability, tolOutOfOrder, tolPaged, tolRelativeURI, tolChangeListOnly, tolUnlistedFile}
+	tolNoCapability, tolOutOfOrder, tolPaged, tolRelativeURI, tolChangeListOnly, tolUnlistedFile, tolUnreadChangeDumps}
 
 // Warning is one document read with a tolerance, as the status page shows
 // it: which document, what it did, how many entries (or pages, or sets)
