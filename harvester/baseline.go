@@ -21,6 +21,9 @@ type baselineRun struct {
 	// baseline began: every entry is then a creation, and the catalog is
 	// not asked about each (see heldNothing).
 	nothingHeld bool
+	// bad is set on a shared collection's deferred deletions when one of
+	// its sets' baselines had unreadable entries.
+	bad bool
 }
 
 // heldCounter is a Held that counts a collection's resources.
@@ -40,7 +43,7 @@ func (p *pass) heldNothing(ctx context.Context) bool {
 	if !ok {
 		return false
 	}
-	n, _, err := hc.CountResources(ctx, p.src.Collection)
+	n, _, err := hc.CountResources(ctx, p.collection())
 	if err != nil {
 		p.log.Warn("counting the collection's resources failed; comparing every entry", "err", err)
 		return false
@@ -54,37 +57,40 @@ func (b *baselineRun) noteAt(t time.Time) {
 	}
 }
 
-// baseline reads the Resource List (or every part of its Index), queues a
+// baseline reads the Resource Lists at uris (or every part of their
+// Indexes, and every page a list links to with rel="next": pages.go) as
+// one baseline, queues a
 // created or updated change for each entry that differs from what the
 // aggregator holds, then, when the Source's delete_missing says so, a
 // deleted change for each resource held that the list no longer has.
 // When the Source offers Change Lists, the change cursor becomes the
 // list's at: changes from then on are what remains to process.
-func (p *pass) baseline(ctx context.Context, uri string, hasChangeList bool) error {
-	b := &baselineRun{seen: newURISet(), nothingHeld: p.heldNothing(ctx)}
+func (p *pass) baseline(ctx context.Context, uris []string, hasChangeList bool) error {
+	b := p.newRun(ctx)
 	defer p.trackProgress(ctx)()
 	bad := p.badEntries
-	d, err := p.open(ctx, uri, validators{})
-	if err != nil {
-		return err
+	for _, uri := range uris {
+		d, err := p.open(ctx, uri, validators{})
+		if err != nil {
+			return err
+		}
+		h := d.r.Header()
+		b.noteAt(h.MD.At)
+		switch k := h.Kind(); k {
+		case resourcesync.KindResourceList, resourcesync.KindSitemap:
+			err = p.baselinePages(ctx, d, b)
+		case resourcesync.KindResourceListIndex:
+			err = p.baselineIndex(ctx, d, b)
+		default:
+			d.Close()
+			p.h.m.errors.WithLabelValues(p.src.Name, kindDocument).Inc()
+			err = fmt.Errorf("source %s: %s is a %s, not a Resource List or Resource List Index", p.src.Name, uri, k)
+		}
+		if err != nil {
+			return err
+		}
 	}
-	h := d.r.Header()
-	b.noteAt(h.MD.At)
-	switch k := h.Kind(); k {
-	case resourcesync.KindResourceList, resourcesync.KindSitemap:
-		err = p.baselineList(ctx, d, b)
-		d.Close()
-	case resourcesync.KindResourceListIndex:
-		err = p.baselineIndex(ctx, d, b)
-	default:
-		d.Close()
-		p.h.m.errors.WithLabelValues(p.src.Name, kindDocument).Inc()
-		err = fmt.Errorf("source %s: %s is a %s, not a Resource List or Resource List Index", p.src.Name, uri, k)
-	}
-	if err != nil {
-		return err
-	}
-	return p.finishBaseline(ctx, uri, b, bad, hasChangeList)
+	return p.finishBaseline(ctx, uris[0], b, bad, hasChangeList)
 }
 
 // finishBaseline ends a baseline whose entries have all been read from
@@ -92,12 +98,14 @@ func (p *pass) baseline(ctx context.Context, uri string, hasChangeList bool) err
 // implies, the change cursor, the time it completed.
 func (p *pass) finishBaseline(ctx context.Context, uri string, b *baselineRun, bad int, hasChangeList bool) error {
 	if p.src.deleteMissing {
-		if p.badEntries > bad {
+		if p.shared[p.collection()] != nil {
+			p.deferDeletes(b, p.badEntries > bad)
+		} else if p.badEntries > bad {
 			// An entry that could not be read may be a resource the Source
 			// still has: deleting on its absence could lose it.
 			p.h.m.errors.WithLabelValues(p.src.Name, kindDeletesSkipped).Inc()
 			p.log.Warn("baseline had unreadable entries, deletions not inferred this time", "uri", uri, "bad", p.badEntries-bad)
-		} else if err := p.deleteMissing(ctx, uri, b); err != nil {
+		} else if err := p.deleteMissing(ctx, p.collection(), uri, b); err != nil {
 			return err
 		}
 	}
@@ -140,9 +148,7 @@ func (p *pass) baselineIndex(ctx context.Context, d *document, b *baselineRun) e
 			return fmt.Errorf("source %s: %s, listed by Resource List Index %s, is a %s", p.src.Name, part, d.uri, k)
 		}
 		b.noteAt(pd.r.Header().MD.At)
-		err = p.baselineList(ctx, pd, b)
-		pd.Close()
-		if err != nil {
+		if err = p.baselinePages(ctx, pd, b); err != nil {
 			return err
 		}
 	}
@@ -192,7 +198,7 @@ func (p *pass) compare(ctx context.Context, b *baselineRun, e *resourcesync.Entr
 	if b.nothingHeld {
 		return resourcesync.Created, nil
 	}
-	r, found, err := p.h.deps.Held.Lookup(ctx, p.src.Collection, e.Loc)
+	r, found, err := p.h.deps.Held.Lookup(ctx, p.collection(), e.Loc)
 	if err != nil {
 		p.h.m.errors.WithLabelValues(p.src.Name, kindCatalog).Inc()
 		return "", fmt.Errorf("source %s: look up %s in the catalog: %w", p.src.Name, e.Loc, err)
@@ -228,10 +234,10 @@ func differs(r *catalog.Lookup, e *resourcesync.Entry) bool {
 // that the baseline did not list. A resource whose last change at the
 // Source is later than the list's at was created after the snapshot, and is
 // left alone.
-func (p *pass) deleteMissing(ctx context.Context, uri string, b *baselineRun) error {
+func (p *pass) deleteMissing(ctx context.Context, collection, uri string, b *baselineRun) error {
 	var perr error
 	q := p.newBatch()
-	err := p.h.deps.Held.SourceHeld(ctx, p.src.Name, p.src.Collection, func(r *catalog.HeldEntry) error {
+	err := p.h.deps.Held.SourceHeld(ctx, p.src.Name, collection, func(r *catalog.HeldEntry) error {
 		if b.seen.has(r.URI) {
 			return nil
 		}

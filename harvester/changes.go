@@ -8,11 +8,6 @@ import (
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 )
 
-// ErrNonChronological is wrapped by the error for a Change List whose
-// entries are not in forward chronological order. None of its changes is
-// queued and the cursor does not move past it.
-var ErrNonChronological = errors.New("Change List is not in forward chronological order")
-
 // incremental processes the Change List Index (or lone Change List) at
 // uri from the change cursor on. Unchanged documents are not read again:
 // every GET is conditional on the validators kept from the last read.
@@ -24,6 +19,7 @@ func (p *pass) incremental(ctx context.Context, uri string) error {
 		if p.st.index.URI != uri {
 			return nil // a lone Change List, unchanged
 		}
+		p.readIndexToo = true
 		children = p.st.index.Children
 	case err != nil:
 		return err
@@ -31,8 +27,12 @@ func (p *pass) incremental(ctx context.Context, uri string) error {
 		switch k := d.r.Header().Kind(); k {
 		case resourcesync.KindChangeList:
 			defer d.Close()
+			if err := p.covers(uri, d.r.Header().MD.From); err != nil {
+				return err
+			}
 			return p.changeList(ctx, d)
 		case resourcesync.KindChangeListIndex:
+			p.readIndexToo = true
 			children, err = p.readIndex(d)
 			d.Close()
 			if err != nil {
@@ -50,6 +50,9 @@ func (p *pass) incremental(ctx context.Context, uri string) error {
 			p.h.m.errors.WithLabelValues(p.src.Name, kindDocument).Inc()
 			return fmt.Errorf("source %s: %s is a %s, not a Change List or Change List Index", p.src.Name, uri, k)
 		}
+	}
+	if err := p.covers(uri, earliest(children)); err != nil {
+		return err
 	}
 	for _, c := range children {
 		if !c.Until.IsZero() && c.Until.Before(p.st.changes) {
@@ -113,6 +116,10 @@ func (p *pass) changeList(ctx context.Context, d *document) error {
 // read to be conditional, and forgets those of documents no longer listed.
 func (p *pass) keepValidators(ctx context.Context, uri string, v validators) error {
 	if v.ETag == "" && v.LastModified == "" {
+		return nil
+	}
+	if p.held != nil {
+		p.held.vals[uri] = v
 		return nil
 	}
 	p.st.validators[uri] = v

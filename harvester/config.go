@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
+	"sort"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -51,6 +53,35 @@ type SourceConfig struct {
 	// catch-up from the closed packages of the Change Dump, when the
 	// Capability List offers them. Default: Config.PreferDumps.
 	PreferDumps *bool `yaml:"prefer_dumps"`
+	// SetCollections maps the URI of a Capability List of this Source to
+	// the collection its resources go to. Every Capability List the
+	// Source Description lists is harvested (Timbuctoo lists one per
+	// dataset); those not named here go to Collection with the rest, so
+	// the Source is one collection, as its Destinations see it, unless
+	// the operator splits it. A collection named here is republished
+	// like the Source's own. Default: none.
+	SetCollections map[string]string `yaml:"set_collections"`
+}
+
+// Collections are every collection the Source's resources may go to:
+// Collection (or the name), then those of SetCollections, each once.
+func (s SourceConfig) Collections() []string {
+	first := s.Collection
+	if first == "" {
+		first = s.Name
+	}
+	out := []string{first}
+	keys := make([]string, 0, len(s.SetCollections))
+	for k := range s.SetCollections {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if c := s.SetCollections[k]; c != "" && !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // Config is the harvester as a whole: the defaults every Source inherits
@@ -69,10 +100,10 @@ type Config struct {
 	AllowLoopback bool `yaml:"allow_loopback"`
 	AllowPrivate  bool `yaml:"allow_private"`
 	// MaxEntries bounds the entries of one document. A Change List's
-	// changes are held in memory until all of them have been read (so that
-	// a list found out of order half-way is not applied at all), so this
-	// also bounds that memory: roughly 300 bytes per change. Default
-	// 1,000,000.
+	// changes at or after the cursor are held in memory until all of them
+	// have been read (a list out of order is sorted before any is queued),
+	// so this also bounds that memory: roughly 300 bytes per change.
+	// Default 1,000,000.
 	MaxEntries int `yaml:"max_entries"`
 	// MaxDocumentBytes bounds the size of one document, after gzip
 	// decoding. Default 256 MiB.
@@ -126,6 +157,12 @@ type Config struct {
 	// harvested as soon as the harvester runs (or a reload adds it),
 	// rather than at its first schedule tick. Default true.
 	ImmediateFirstPass bool `yaml:"immediate_first_pass"`
+	// MaxPages bounds the pages of one Resource List that links its next
+	// page with rs:ln rel="next" (AtoM's ?page=N): past it the rest is
+	// not read, which is logged and counted, and the baseline infers no
+	// deletions. A page linking back to one already read ends the walk
+	// the same way. Default 10,000.
+	MaxPages int `yaml:"max_pages"`
 }
 
 // Defaults is the Config an operator gets without saying anything.
@@ -147,6 +184,7 @@ func Defaults() Config {
 		MaxPackageBytes:  4 << 30,
 
 		ImmediateFirstPass: true,
+		MaxPages:           10_000,
 	}
 }
 
@@ -187,6 +225,8 @@ func (c *Config) Validate() error {
 		return errors.New("progress_timeout: must not be negative")
 	case c.MaxPackageBytes <= 0:
 		return errors.New("max_package_bytes: must be positive")
+	case c.MaxPages <= 0:
+		return errors.New("max_pages: must be positive")
 	}
 	return nil
 }
@@ -218,6 +258,14 @@ func (c *Config) ValidateSources(sources []SourceConfig) error {
 		if s.BaselineSchedule != nil && *s.BaselineSchedule != "" {
 			if _, err := cronParser.Parse(*s.BaselineSchedule); err != nil {
 				return fmt.Errorf("%s: %q: %w (source %q)", at("baseline_schedule"), *s.BaselineSchedule, err, s.Name)
+			}
+		}
+		for uri, col := range s.SetCollections {
+			if u, err := url.Parse(uri); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return fmt.Errorf("%s: %q is not an absolute http or https URL (source %q)", at("set_collections"), uri, s.Name)
+			}
+			if col == "" {
+				return fmt.Errorf("%s[%q]: empty collection (source %q)", at("set_collections"), uri, s.Name)
 			}
 		}
 		for k, a := range s.Authorities {

@@ -43,6 +43,10 @@ type tracked struct {
 	lastSuccess time.Time
 	lastError   *PassRecord
 	recent      []PassRecord // newest last, up to recentPasses
+	// warnings are the tolerances of the last pass; gaps the last gaps
+	// found, newest last, up to recentPasses (findings.go).
+	warnings []Warning
+	gaps     []Gap
 }
 
 // recentPasses is how many passes a Source's status keeps.

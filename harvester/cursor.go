@@ -74,13 +74,8 @@ type state struct {
 }
 
 func (p *pass) loadState(ctx context.Context) error {
-	get := func(name string) (string, error) {
-		v, err := p.h.deps.Cursors.Cursor(ctx, p.src.Name, name)
-		if err != nil {
-			return "", fmt.Errorf("source %s: read cursor %s: %w", p.src.Name, name, err)
-		}
-		return v, nil
-	}
+	get := func(name string) (string, error) { return p.cursor(ctx, name) }
+	p.st = state{}
 	st := &p.st
 	st.tie = map[string]bool{}
 	st.validators = map[string]validators{}
@@ -125,8 +120,12 @@ func (p *pass) loadState(ctx context.Context) error {
 	return nil
 }
 
-// set stores one cursor, naming the Source in the error.
+// set stores one cursor of the capability set being harvested, naming
+// the Source in the error.
 func (p *pass) set(ctx context.Context, name, value string) error {
+	if p.cs != nil && p.cs.Key != "" {
+		return p.setExtra(ctx, name, value)
+	}
 	if err := p.h.deps.Cursors.SetCursor(ctx, p.src.Name, name, value); err != nil {
 		p.h.m.errors.WithLabelValues(p.src.Name, kindCatalog).Inc()
 		return fmt.Errorf("source %s: set cursor %s: %w", p.src.Name, name, err)
@@ -177,5 +176,5 @@ func (p *pass) advance(ctx context.Context, t time.Time, ids []string) error {
 // Source: what a node carries over when it moves a Source's position from
 // its catalog to the shared position bucket.
 func CursorNames() []string {
-	return []string{curCapabilities, curChanges, curTie, curBaseline, curValidators, curIndex, curSubscription, curNotified}
+	return []string{curCapabilities, curChanges, curTie, curBaseline, curValidators, curIndex, curSubscription, curNotified, curSets, curDescription}
 }

@@ -47,6 +47,9 @@ type Discovery struct {
 	// Tried lists every URI fetched and what came of it, in order, for
 	// logs and for the operator.
 	Tried []string
+	// Index is the Capability List Index the Capability Lists were read
+	// from, when the Source offers one instead of a Source Description.
+	Index string
 }
 
 // CapabilityList is one Capability List of a Source.
@@ -253,10 +256,18 @@ func (d *discoverer) document(ctx context.Context, uri string, rd *resourcesync.
 	switch kind {
 	case resourcesync.KindSourceDescription:
 		d.out.Via = via
+		if h.Root == resourcesync.SitemapIndex {
+			d.descriptionIndex(ctx, uri, rd)
+			return true, ""
+		}
 		d.sourceDescription(uri, rd)
 		return true, ""
 	case resourcesync.KindCapabilityList:
 		d.out.Via = via
+		if h.Root == resourcesync.SitemapIndex {
+			d.capabilityListIndex(uri, rd)
+			return true, ""
+		}
 		d.out.Reached = uri
 		d.out.CapabilityLists = []CapabilityList{capList(uri, h.Links)}
 		if l := h.Link("up"); l != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 
 	"go.opentelemetry.io/otel/trace"
 
@@ -20,11 +21,25 @@ type document struct {
 	val  validators
 	span trace.Span
 	err  error // the first error reading it, for its span
+	p    *pass // told of the reader's warnings when d is closed
 }
 
 func (d *document) Close() error {
 	endSpan(d.span, d.err)
+	d.p.noteWarnings(d)
 	return d.body.Close()
+}
+
+// noteWarnings passes what the document reader tolerated in d (zone-less
+// times, base64 digests, the case of a capability...) to the pass's count
+// (tolerate.go) as d is closed: once per document and kind.
+func (p *pass) noteWarnings(d *document) {
+	if p == nil {
+		return
+	}
+	for _, w := range d.r.Warnings() {
+		p.tolerateReader(d.uri, string(w.Kind), w.Count)
+	}
 }
 
 // errNotModified is returned by open for a conditional GET answered 304.
@@ -78,7 +93,7 @@ func (p *pass) open(ctx context.Context, uri string, prev validators) (d *docume
 		return nil, fmt.Errorf("source %s: read %s: %w", p.src.Name, uri, err)
 	}
 	p.bodies = append(p.bodies, body)
-	return &document{uri: uri, r: r, body: body, val: validators{ETag: resp.ETag, LastModified: resp.LastModified}, span: span}, nil
+	return &document{uri: uri, r: r, body: body, val: validators{ETag: resp.ETag, LastModified: resp.LastModified}, span: span, p: p}, nil
 }
 
 // next returns the document's next entry, io.EOF at its end. An entry the
@@ -93,6 +108,7 @@ func (p *pass) next(d *document) (e *resourcesync.Entry, err error) {
 		})
 		if err == nil {
 			p.listed.Add(1)
+			p.absolute(d, e)
 		}
 		if err == nil || errors.Is(err, io.EOF) {
 			p.watch.progressed()
@@ -114,6 +130,17 @@ func (p *pass) next(d *document) (e *resourcesync.Entry, err error) {
 		}
 		return nil, err
 	}
+}
+
+// absolute resolves a relative loc against the document's URL (spec:
+// URIs are absolute; some producers write paths), counting the document
+// as tolerated.
+func (p *pass) absolute(d *document, e *resourcesync.Entry) {
+	if u, err := url.Parse(e.Loc); err != nil || u.IsAbs() {
+		return
+	}
+	p.tolerate(d.uri, tolRelativeURI, 1)
+	e.Loc = resolve(d.uri, e.Loc)
 }
 
 // allowed reports whether loc may be queued: inside the Source's Policy.

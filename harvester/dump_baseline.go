@@ -8,26 +8,30 @@ import (
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 )
 
-// dumpBaseline is a baseline from the Resource Dump at uri (or its Index):
+// dumpBaseline is a baseline from the Resource Dumps at uris (or their
+// Indexes; a Capability List may offer several, all read into one
+// baseline):
 // each package in turn is downloaded, verified whole, its differing
 // bitstreams stored and their changes queued. The rest (deletions, cursor)
 // is as for a Resource List. A package refused part-way through the Dump
 // fails the baseline; the packages before it stay queued, which is as
 // harmless as a baseline interrupted by a crash.
-func (p *pass) dumpBaseline(ctx context.Context, uri string, hasChanges bool) error {
-	b := &baselineRun{seen: newURISet(), nothingHeld: p.heldNothing(ctx)}
+func (p *pass) dumpBaseline(ctx context.Context, uris []string, hasChanges bool) error {
+	b := p.newRun(ctx)
 	defer p.trackProgress(ctx)()
 	bad := p.badEntries
-	pkgs, err := p.dumpParts(ctx, uri, resourcesync.KindResourceDump, resourcesync.KindResourceDumpIndex, b)
-	if err != nil {
-		return err
-	}
-	for _, pkg := range pkgs {
-		if err := p.baselinePackage(ctx, pkg.Loc, b); err != nil {
+	for _, uri := range uris {
+		pkgs, err := p.dumpParts(ctx, uri, resourcesync.KindResourceDump, resourcesync.KindResourceDumpIndex, b)
+		if err != nil {
 			return err
 		}
+		for _, pkg := range pkgs {
+			if err := p.baselinePackage(ctx, pkg.Loc, b); err != nil {
+				return err
+			}
+		}
 	}
-	return p.finishBaseline(ctx, uri, b, bad, hasChanges)
+	return p.finishBaseline(ctx, uris[0], b, bad, hasChanges)
 }
 
 // dumpParts reads a Dump (kind) or a Dump Index (index) at uri and returns

@@ -20,6 +20,9 @@ func (p *pass) changeDump(ctx context.Context, uri string, openToo bool) error {
 	if err != nil {
 		return err
 	}
+	if err := p.covers(uri, earliest(pkgs)); err != nil {
+		return err
+	}
 	for _, c := range pkgs {
 		if c.Until.IsZero() && !openToo {
 			break

@@ -64,6 +64,10 @@ func (p *pass) openPackage(ctx context.Context, uri string, want resourcesync.Ki
 		p.h.m.errors.WithLabelValues(p.src.Name, kindDump).Inc()
 		return nil, fmt.Errorf("source %s: %w", p.src.Name, err)
 	}
+	if n, names := pkg.Unlisted(); n > 0 {
+		p.tolerate(uri, tolUnlistedFile, n)
+		p.log.Debug("dump package holds files its manifest does not list, ignored", "uri", uri, "files", n, "examples", names)
+	}
 	return &dumpPackage{uri: uri, path: path, Package: pkg}, nil
 }
 

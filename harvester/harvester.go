@@ -25,6 +25,7 @@ type Harvester struct {
 	sem     chan struct{} // bounds the Sources polled at once
 	ctl     control
 	dead    deadScans // where each Source's last look at its dead letters ended
+	tol     tolerations
 
 	mu     sync.Mutex
 	cron   *cron.Cron // set while Run runs

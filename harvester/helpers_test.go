@@ -302,3 +302,13 @@ func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()
 	testutil.Eventually(t, d, what, cond)
 }
+
+// counterVec reads one labelled counter of a vector.
+func counterVec(t *testing.T, vec *prometheus.CounterVec, labels ...string) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := vec.WithLabelValues(labels...).Write(&m); err != nil {
+		t.Fatalf("metric: %v", err)
+	}
+	return m.GetCounter().GetValue()
+}

@@ -25,6 +25,8 @@ type metrics struct {
 	cursors     *cursorCollector
 	notify      *notifyMetrics
 	dead        *prometheus.CounterVec // source, outcome
+	tolerated   *prometheus.CounterVec // source, kind
+	gaps        *prometheus.CounterVec // source, closed_by
 }
 
 // Error kinds counted in viaduct_harvester_errors_total.
@@ -33,7 +35,6 @@ const (
 	kindDocument       = "document"
 	kindEntry          = "entry"
 	kindForbiddenLoc   = "forbidden_loc"
-	kindChronology     = "non_chronological"
 	kindPublish        = "publish"
 	kindCatalog        = "catalog"
 	kindDiscovery      = "discovery"
@@ -41,7 +42,7 @@ const (
 )
 
 // errorKinds are the kinds whose series are created up front.
-var errorKinds = []string{kindFetch, kindDocument, kindEntry, kindForbiddenLoc, kindChronology,
+var errorKinds = []string{kindFetch, kindDocument, kindEntry, kindForbiddenLoc,
 	kindPublish, kindCatalog, kindDiscovery, kindDeletesSkipped, kindDump, kindStore}
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -71,6 +72,12 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if m.dead, err = newDeadLetterMetric(reg); err != nil {
 		return nil, err
 	}
+	if m.tolerated, err = newToleratedMetric(reg); err != nil {
+		return nil, err
+	}
+	if m.gaps, err = newGapMetric(reg); err != nil {
+		return nil, err
+	}
 	return m, nil
 }
 
@@ -78,6 +85,12 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 func (m *metrics) declare(source string) {
 	m.passes.WithLabelValues(source, "ok")
 	m.passes.WithLabelValues(source, "error")
+	for _, k := range toleranceKinds {
+		m.tolerated.WithLabelValues(source, k)
+	}
+	for _, k := range gapKinds {
+		m.gaps.WithLabelValues(source, k)
+	}
 	for _, op := range []string{resourcesync.Created, resourcesync.Updated, resourcesync.Deleted} {
 		m.changes.WithLabelValues(source, op)
 	}

@@ -2,7 +2,6 @@ package harvester
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/viaduct-mirror/viaduct/resourcesync"
@@ -56,13 +55,6 @@ func (p *Push) apply(ctx context.Context, s *source, topic string, hd *resources
 		return nil
 	}
 	err := ps.pushed(ctx, topic, from, entries, advance)
-	if errors.Is(err, ErrNonChronological) {
-		p.mu.Lock()
-		ch.covered = false
-		p.mu.Unlock()
-		p.ask(s.Name, catchUp{topic: topic, reason: "not chronological"}, "notification on topic "+topic+" is not in chronological order: polling Change List", "err", err)
-		return nil
-	}
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,7 @@ func newNotifyMetrics(reg prometheus.Registerer) (*notifyMetrics, error) {
 	m := &notifyMetrics{
 		received: prometheus.NewCounterVec(opts("notifications_received_total", "Change notifications taken from upstream hubs (answered 204)."), []string{"source"}),
 		rejected: prometheus.NewCounterVec(opts("notifications_rejected_total", "Change notifications refused, by reason: unsubscribed, signature, topic, payload, too_large, not_queued."), []string{"source", "reason"}),
-		catchUps: prometheus.NewCounterVec(opts("notification_catchups_total", "Passes over the Change List run because notifications may have missed changes, by reason: first, gap, overlap, out-of-order, not chronological, quiet."), []string{"source", "reason"}),
+		catchUps: prometheus.NewCounterVec(opts("notification_catchups_total", "Passes over the Change List run because notifications may have missed changes, by reason: first, gap, overlap, out-of-order, quiet."), []string{"source", "reason"}),
 	}
 	if reg != nil {
 		for _, c := range []prometheus.Collector{m.received, m.rejected, m.catchUps} {

@@ -1,10 +1,13 @@
 package harvester
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -37,10 +40,50 @@ type pass struct {
 	// bodies are the documents the pass has opened, to be spooled when
 	// it waits for the fetch workers (spoolOpen).
 	bodies []*spoolBody
+	// cs is the capability set being harvested, nil before the sets are
+	// known (the Source's own cursors are then read and written); extra
+	// holds the cursors of the non-primary sets (setcursor.go).
+	cs    *capSet
+	extra map[string]map[string]string
+	// shared and deferred are the deletions of collections that several
+	// sets share, inferred once all of them have been baselined
+	// (groups.go).
+	shared   map[string]*uriSet
+	deferred map[string]*baselineRun
+	// tolerated counts what this pass read although a Source should not
+	// write it, by document and kind (tolerate.go).
+	tolerated map[toleranceKey]int
+	// gaps are the gaps found this pass and how each was closed (gap.go).
+	gaps []Gap
+	// held, while set, gathers the cursor's move over several Change
+	// Lists read as one; readIndexToo says a Change List Index was read.
+	held         *heldAdvance
+	readIndexToo bool
+	// discovered is set when this pass ran discovery already.
+	discovered bool
 }
 
-// capabilities are the documents a Capability List offers, by capability.
-type capabilities map[string]string
+// collection is where the changes of the set being harvested go.
+func (p *pass) collection() string {
+	if p.cs != nil {
+		return p.cs.Collection
+	}
+	return p.src.Collection
+}
+
+// capabilities are the documents a Capability List offers, by capability,
+// in document order: a Capability List may name several of one capability
+// (WEKO names a Resource List and a Resource Dump per index), and every
+// one is read.
+type capabilities map[string][]string
+
+// first is the first document offered for capability c, "" if none.
+func (c capabilities) first(name string) string {
+	if v := c[name]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
 
 func (h *Harvester) pass(ctx context.Context, s *source, sl *slot) error {
 	p := &pass{h: h, src: s, client: s.client, policy: s.policy, slot: sl, log: h.log.With("source", s.Name, "collection", s.Collection)}
@@ -52,6 +95,7 @@ func (h *Harvester) pass(ctx context.Context, s *source, sl *slot) error {
 	err := stalledPass(ctx, s.Name, p.do(ctx))
 	endSpan(span, err)
 	p.logRefusals()
+	h.ctl.findings(s.Name, p.endTolerances(), p.gaps)
 	h.m.lag(s.Name, p.st.changes) // as far as it durably got, even when failing
 	if err != nil {
 		h.m.ended(s.Name, false)
@@ -62,27 +106,6 @@ func (h *Harvester) pass(ctx context.Context, s *source, sl *slot) error {
 	p.deadLetters(ctx)
 	h.m.ended(s.Name, true)
 	p.log.Debug("pass done", "took", time.Since(start))
-	return nil
-}
-
-func (p *pass) do(ctx context.Context) error {
-	if err := p.loadState(ctx); err != nil {
-		return err
-	}
-	caps, err := p.capabilities(ctx)
-	if err != nil {
-		return err
-	}
-	p.channel(ctx)
-	hasChanges := caps[resourcesync.CapChangeList] != "" || p.dumpsUsable(caps[resourcesync.CapChangeDump])
-	if p.baselineDue(hasChanges) {
-		if err := p.baselineAny(ctx, caps, hasChanges); err != nil {
-			return err
-		}
-	}
-	if hasChanges {
-		return p.changesAny(ctx, caps)
-	}
 	return nil
 }
 
@@ -98,54 +121,28 @@ func (p *pass) baselineDue(hasChangeList bool) bool {
 	return !p.src.baseline.Next(p.st.baseline).After(time.Now())
 }
 
-// capabilities reads the Source's Capability List, found by discovery and
-// remembered in a cursor; when the remembered one fails, discovery runs
-// again once.
+// capabilities reads the Capability List of the set being harvested. When
+// the primary set's remembered Capability List fails, discovery runs
+// again once and the one it finds becomes the primary set.
 func (p *pass) capabilities(ctx context.Context) (capabilities, error) {
-	uri, err := p.h.deps.Cursors.Cursor(ctx, p.src.Name, curCapabilities)
-	if err != nil {
-		return nil, fmt.Errorf("source %s: read cursor %s: %w", p.src.Name, curCapabilities, err)
+	caps, err := p.readCapabilities(ctx, p.cs.URI)
+	if err == nil || ctx.Err() != nil || p.cs.Key != "" || p.discovered {
+		return caps, err
 	}
-	if uri != "" {
-		caps, err := p.readCapabilities(ctx, uri)
-		if err == nil || ctx.Err() != nil {
-			return caps, err
-		}
-		p.log.Warn("remembered Capability List failed, discovering again", "uri", uri, "err", err)
+	p.log.Warn("remembered Capability List failed, discovering again", "uri", p.cs.URI, "err", err)
+	d, derr := p.discoverAll(ctx)
+	if derr != nil {
+		return nil, derr
 	}
-	if uri, err = p.discover(ctx); err != nil {
+	uri := p.pickPrimary(d)
+	if caps, err = p.readCapabilities(ctx, uri); err != nil {
 		return nil, err
 	}
-	caps, err := p.readCapabilities(ctx, uri)
-	if err != nil {
+	p.cs.URI = uri
+	if err := p.set(ctx, curCapabilities, uri); err != nil {
 		return nil, err
 	}
-	return caps, p.set(ctx, curCapabilities, uri)
-}
-
-// discover finds the Capability List from the configured URL. A Source
-// Description with several Capability Lists gives the one at the URL if
-// that is one of them, else the first: one configured Source is one
-// collection, and a Source with several is configured once per list.
-func (p *pass) discover(ctx context.Context) (string, error) {
-	d, err := Discover(ctx, p.client, p.src.Name, p.src.URL)
-	if err != nil {
-		p.h.m.errors.WithLabelValues(p.src.Name, kindDiscovery).Inc()
-		return "", fmt.Errorf("source %s: %w", p.src.Name, err)
-	}
-	if len(d.CapabilityLists) == 0 {
-		p.h.m.errors.WithLabelValues(p.src.Name, kindDiscovery).Inc()
-		return "", fmt.Errorf("source %s: Source Description %s lists no Capability List", p.src.Name, d.SourceDescription)
-	}
-	for _, cl := range d.CapabilityLists {
-		if cl.URI == p.src.URL {
-			return cl.URI, nil
-		}
-	}
-	if len(d.CapabilityLists) > 1 {
-		p.log.Warn("Source Description lists several Capability Lists, harvesting the first", "uri", d.SourceDescription, "capabilitylist", d.CapabilityLists[0].URI)
-	}
-	return d.CapabilityLists[0].URI, nil
+	return caps, p.set(ctx, curDescription, cmp.Or(d.listsFrom(), noDescription))
 }
 
 // readCapabilities reads a Capability List: the first document offered for
@@ -170,13 +167,28 @@ func (p *pass) readCapabilities(ctx context.Context, uri string) (capabilities, 
 			return nil, err
 		}
 		if e.MD == nil || e.MD.Capability == "" {
+			p.tolerate(uri, tolNoCapability, 1)
 			continue
 		}
-		if e.MD.Capability == resourcesync.CapChangeNotification {
-			p.noteChannel(uri, e)
+		name := strings.ToLower(e.MD.Capability)
+		if name != e.MD.Capability {
+			p.tolerate(uri, tolCapabilityCase, 1)
 		}
-		if _, dup := caps[e.MD.Capability]; !dup {
-			caps[e.MD.Capability] = resolve(uri, e.Loc)
+		if name == capChangeListIndex {
+			name = resourcesync.CapChangeList // DSpace names its Change List Index so
+			p.tolerate(uri, tolChangeListIndexEntry, 1)
+		}
+		if name == resourcesync.CapChangeNotification {
+			if p.cs.Key == "" {
+				p.noteChannel(uri, e)
+			}
+		}
+		loc := resolve(uri, e.Loc)
+		if len(caps[name]) > 0 {
+			p.tolerate(uri, tolDuplicateCapability, 1)
+		}
+		if !slices.Contains(caps[name], loc) {
+			caps[name] = append(caps[name], loc)
 		}
 	}
 }
@@ -196,7 +208,7 @@ func (p *pass) publish(ctx context.Context, c *viaduct.Change) error {
 func (p *pass) change(doc string, e *resourcesync.Entry, op string, t time.Time) *viaduct.Change {
 	c := &viaduct.Change{
 		Source:     p.src.Name,
-		Collection: p.src.Collection,
+		Collection: p.collection(),
 		URI:        e.Loc,
 		Op:         op,
 		Time:       t,

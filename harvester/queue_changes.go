@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/viaduct-mirror/viaduct"
@@ -12,15 +13,21 @@ import (
 
 // queueChanges queues the changes that next yields (until errEOF) by the
 // rules a Change List and a notification share, so that both ways a change
-// arrives queue it alike. Every entry is read before any is queued, so
-// that entries found out of chronological order are refused whole
-// (ErrNonChronological): none is queued and the cursor stays. Changes at
-// or after the cursor are kept (equal times included, less those already
-// queued at exactly that time), the Policy decides which URIs are wanted,
-// and several changes of one URI are coalesced into the last. advance
-// moves the cursor to the greatest change time read. what names the kind
-// of document ("Change List", "notification") in logs and errors. It
-// returns how many changes were queued.
+// arrives queue it alike. Every entry is read before any is queued. Changes
+// at or after the cursor are kept (equal times included, less those
+// already queued at exactly that time), the Policy decides which URIs are
+// wanted, and several changes of one URI are coalesced into the last.
+// advance moves the cursor to the greatest change time read (or, while
+// p.held is set, leaves that to the caller: see holdAdvance). what names
+// the kind of document ("Change List", "notification") in logs and
+// errors. It returns how many changes were queued.
+//
+// Entries out of forward chronological order (Hyrax lists newest first,
+// AtoM writes live changes and then deletions, others are seconds out) are
+// sorted by change time, stably, before anything is queued, and the
+// document is counted once as tolerated. The changes kept are in memory
+// until the document ends either way: bounded by max_entries, some 300
+// bytes each.
 //
 // An entry without a time of its own (Change Notification 1.0.1 makes
 // datetime and lastmod optional; Sources in the 1.0 style leave lastmod
@@ -31,14 +38,16 @@ import (
 // Source time the Source did not state; the aggregator's own change time
 // is, as for every change, the one it republishes.
 func (p *pass) queueChanges(ctx context.Context, d *document, what string, from time.Time, next func() (*resourcesync.Entry, error), advance bool) (int, error) {
+	type kept struct {
+		c     *viaduct.Change
+		place time.Time
+	}
 	var (
-		batch   []*viaduct.Change
-		last    = map[string]int{}
-		prev    = from // the place of an entry without a time
-		timed   time.Time
-		maxT    time.Time
-		atMax   []string // ids of every change at maxT, coalesced ones included
-		untimed int
+		all      []kept
+		prev     = from // the place of an entry without a time
+		timed    time.Time
+		untimed  int
+		outOrder int
 	)
 	for {
 		e, err := next()
@@ -60,11 +69,11 @@ func (p *pass) queueChanges(ctx context.Context, d *document, what string, from 
 			untimed++
 		} else {
 			if t.Before(timed) {
-				p.h.m.errors.WithLabelValues(p.src.Name, kindChronology).Inc()
-				return 0, fmt.Errorf("source %s: %s %s line %d: change of %s at %s comes after one at %s: %w",
-					p.src.Name, what, d.uri, e.Line, e.Loc, resourcesync.FormatTime(t), resourcesync.FormatTime(timed), ErrNonChronological)
+				outOrder++
+			} else {
+				timed = t
 			}
-			timed, prev = t, t
+			prev = t
 		}
 		if (!place.IsZero() && place.Before(p.st.changes)) || !p.allowed(d, e) {
 			continue
@@ -73,6 +82,23 @@ func (p *pass) queueChanges(ctx context.Context, d *document, what string, from 
 		if t.IsZero() {
 			c.Listed = place
 		}
+		all = append(all, kept{c, place})
+	}
+	if outOrder > 0 {
+		p.tolerate(d.uri, tolOutOfOrder, outOrder)
+		sort.SliceStable(all, func(i, j int) bool { return all[i].place.Before(all[j].place) })
+	}
+	if untimed > 0 {
+		p.log.Info(what+" entries without a time, applied in document order", "uri", d.uri, "entries", untimed)
+	}
+	var (
+		batch []*viaduct.Change
+		last  = map[string]int{}
+		maxT  time.Time
+		atMax []string // ids of every change at maxT, coalesced ones included
+	)
+	for _, k := range all {
+		c, place := k.c, k.place
 		id := c.MsgID()
 		if place.After(maxT) {
 			maxT, atMax = place, atMax[:0]
@@ -89,15 +115,16 @@ func (p *pass) queueChanges(ctx context.Context, d *document, what string, from 
 		last[c.URI] = len(batch)
 		batch = append(batch, c)
 	}
-	if untimed > 0 {
-		p.log.Info(what+" entries without a time, applied in document order", "uri", d.uri, "entries", untimed)
-	}
 	n, err := p.queueBatch(ctx, batch)
 	if err != nil {
 		return 0, err
 	}
 	// The cursor moves only past changes queued.
 	if advance && !maxT.IsZero() {
+		if p.held != nil {
+			p.held.note(maxT, atMax)
+			return n, nil
+		}
 		if err := p.advance(ctx, maxT, atMax); err != nil {
 			return n, err
 		}

@@ -8,7 +8,7 @@ import (
 // the pass finds the Source again, reads every document in full (no
 // conditional GET answers "not modified") and compares its Resource List
 // with the catalog as a first baseline would.
-var rebaselineCursors = []string{curCapabilities, curValidators, curIndex, curBaseline, curTie, curChanges}
+var rebaselineCursors = []string{curCapabilities, curValidators, curIndex, curBaseline, curTie, curChanges, curSets, curDescription}
 
 // rebaseline is a pass that forgets the Source's cursors first and infers
 // deletions whatever delete_missing says: after an upstream replaced its

@@ -44,6 +44,14 @@ type SourceStatus struct {
 	Baseline time.Time `json:"baseline,omitzero"`
 	// Recent are its last passes, oldest first.
 	Recent []PassRecord `json:"recent,omitempty"`
+	// Warnings are the documents the last pass read although the Source
+	// should not write them so (out of order, several Capability Lists,
+	// paged...), each once with its kind and how many entries it
+	// concerned.
+	Warnings []Warning `json:"warnings,omitempty"`
+	// Gaps are the last times the Source's Change Lists no longer reached
+	// back to the cursor, oldest first, and how each was closed.
+	Gaps []Gap `json:"gaps,omitempty"`
 }
 
 // Status reports every configured Source, in configuration order. The
@@ -88,6 +96,8 @@ func (h *Harvester) status(ctx context.Context, s *source) SourceStatus {
 		st.State, st.RunningSince, st.Rebaselining = StateHarvesting, t.runningSince, t.rebaselining
 	}
 	st.Recent = append([]PassRecord(nil), t.recent...)
+	st.Warnings = append([]Warning(nil), t.warnings...)
+	st.Gaps = append([]Gap(nil), t.gaps...)
 	h.ctl.mu.Unlock()
 
 	if v, err := h.deps.Cursors.Cursor(ctx, s.Name, curChanges); err == nil && v != "" {

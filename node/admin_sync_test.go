@@ -100,8 +100,11 @@ func (s *switchable) set(t *testing.T, cfg sim.Config) *sim.Source {
 }
 
 // TestRebaselineRemovesWhatIsGone: after the upstream replaced its data
-// set, passes see nothing new; a re-baseline compares the whole Resource
-// List and leaves the catalog holding exactly what the Source holds.
+// set, a re-baseline compares the whole Resource List and leaves the
+// catalog holding exactly what the Source holds. (An ordinary pass may
+// already find that the new Change Lists start after the cursor and close
+// the gap with a baseline, or may see nothing new: it depends on the
+// second the new data set's lists start in.)
 func TestRebaselineRemovesWhatIsGone(t *testing.T) {
 	up := newSwitchable(t, sim.Config{Resources: 40, Seed: 41})
 	yes := true
@@ -116,9 +119,6 @@ func TestRebaselineRemovesWhatIsGone(t *testing.T) {
 	}
 	mustSync(t, n, "s")
 	waitSettled(t, n, 60*time.Second)
-	if held, _, _ := n.Catalog().CountResources(context.Background(), "s"); held != 40 {
-		t.Fatalf("an ordinary pass after the replacement left %d resources, want the 40 it cannot see are gone (the bug a re-baseline fixes)", held)
-	}
 
 	code, body := adminCall(t, "POST", n.AdminURL()+"/admin/sources/s/rebaseline?wait=true", "")
 	if code != http.StatusOK {

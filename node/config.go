@@ -237,9 +237,11 @@ func (c *Config) Fill() {
 		for _, s := range c.Sources {
 			// A Source without a name has no collection: its missing
 			// name is the mistake reported, not an empty collection's.
-			if s.Collection != "" && !seen[s.Collection] {
-				seen[s.Collection] = true
-				c.Republish.Collections = append(c.Republish.Collections, republish.Collection{Name: s.Collection})
+			for _, col := range s.Collections() {
+				if col != "" && !seen[col] {
+					seen[col] = true
+					c.Republish.Collections = append(c.Republish.Collections, republish.Collection{Name: col})
+				}
 			}
 		}
 	}

@@ -65,14 +65,29 @@ func (p *Package) walk(ctx context.Context, fn func(e *resourcesync.Entry, f *zi
 	if _, err := body.Verify(); err != nil {
 		return err
 	}
+	// A file the manifest does not list is ignored, not a refusal of the
+	// package: producers leave files beside the bitstreams (a README, an
+	// older manifest), and every bitstream the manifest does list is
+	// still verified. It is never read; Unlisted reports it.
+	p.unlisted, p.unlistedNames = 0, nil
 	for _, f := range p.zr.File {
 		if _, ok := c.listed[f.Name]; !ok && f.Name != ManifestName && !isDir(f) {
-			return refuse(p.name, quote(f.Name), ErrMismatch, nil, "in the package but not listed in the manifest")
+			p.unlisted++
+			if len(p.unlistedNames) < maxUnlistedNames {
+				p.unlistedNames = append(p.unlistedNames, f.Name)
+			}
 		}
 	}
 	p.header, p.count = h, n
 	return nil
 }
+
+// maxUnlistedNames bounds the names of unlisted files a Package keeps.
+const maxUnlistedNames = 3
+
+// Unlisted reports how many files the package holds that its manifest
+// does not list, and the names of the first few. They are ignored.
+func (p *Package) Unlisted() (n int, names []string) { return p.unlisted, p.unlistedNames }
 
 // manifestErr turns a reader error into a refusal, keeping the *Error of
 // a Body (a limit, a corrupt entry) as it is.

@@ -22,8 +22,6 @@ func TestManifestMismatch(t *testing.T) {
 			return buildZip(t, zfile{name: ManifestName, data: manifest(t, rdm, res("http://e.x/a", "/res/a", "alpha"), res("http://e.x/b", "/res/b", "beta"))},
 				zfile{name: "res/a", data: alpha})
 		}, atOpen: true, kind: ErrMismatch, entry: "http://e.x/b", why: `"/res/b" is not in the package`},
-		{name: "present but not listed", pkg: func(t *testing.T) []byte { return good(t, zfile{name: "res/extra", data: []byte("x")}) },
-			atOpen: true, kind: ErrMismatch, entry: "res/extra", why: "not listed"},
 		{name: "listed twice", pkg: func(t *testing.T) []byte {
 			return buildZip(t, zfile{name: ManifestName, data: manifest(t, rdm, res("http://e.x/a", "/res/a", "alpha"), res("http://e.x/b", "/res/a", "alpha"))},
 				zfile{name: "res/a", data: alpha})

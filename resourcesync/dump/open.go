@@ -37,6 +37,10 @@ type Package struct {
 	want   resourcesync.Kind
 	header *resourcesync.Header
 	count  int // manifest entries
+	// unlisted counts files the manifest does not list (ignored), with
+	// the first few names.
+	unlisted      int
+	unlistedNames []string
 
 	// Bytes read through Bodies in the current pass, for the package-wide
 	// total and ratio limits.
@@ -48,8 +52,8 @@ type Package struct {
 // Open opens the package at path and checks everything that can be
 // checked without reading the bitstreams: the ZIP directory (sizes,
 // counts, names, links, encryption, methods, overlaps) and the manifest
-// (its kind, every entry's path present once, every ZIP entry listed,
-// change order). Any failure is an *Error.
+// (its kind, every entry's path present once, change order). A ZIP entry
+// the manifest does not list is ignored and reported by Unlisted. Any failure is an *Error.
 func Open(path string, opts Options) (*Package, error) {
 	lim := opts.Limits.withDefaults()
 	name := opts.Name
