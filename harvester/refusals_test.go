@@ -122,8 +122,11 @@ func TestMillionRefusedLocsLogOnce(t *testing.T) {
 	if n := counter(t, h, "errors", "s", kindForbiddenLoc); n != foreignLocs {
 		t.Errorf("forbidden locs counted %v times, want %d", n, foreignLocs)
 	}
-	if total > 10 || len(sums) != 1 {
-		t.Fatalf("first pass: %d log lines (%v), %d refusal summaries; want a handful, one summary", total, byMsg, len(sums))
+	// Progress lines come every few seconds whatever the entries are, so
+	// a pass slowed by a loaded machine logs more of them: they are not
+	// what the refusals may add, and are not counted.
+	if total -= byMsg["baseline progress"]; total > 10 || len(sums) != 1 {
+		t.Fatalf("first pass: %d log lines besides progress (%v), %d refusal summaries; want a handful, one summary", total, byMsg, len(sums))
 	}
 	if !strings.Contains(sums[0], fmt.Sprintf("refused=%d", foreignLocs)) || !strings.Contains(sums[0], "elsewhere.example/r/0") {
 		t.Errorf("summary %q should give the count and examples", sums[0])
