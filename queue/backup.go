@@ -28,7 +28,12 @@ type StreamSnapshot struct {
 const snapshotChunkWait = time.Minute
 
 // BackupStreams names every stream of the account (viaduct's streams and
-// buckets, and any other) in the order a consistent backup takes them.
+// buckets, and any other) in the order a consistent backup takes them,
+// but for the leases bucket: a lease says which running process harvests
+// a Source, and no process of the backup runs after a restore, so a
+// restored lease would only keep the restored node from its Sources until
+// it expired. The positions (cursors), which say where each Source's
+// harvest is, are kept.
 // Each later one only ever receives what the earlier ones had already
 // recorded, so a copy that misses a message in flight keeps its cause,
 // which is done again after a restore and absorbed downstream as any
@@ -41,7 +46,9 @@ func (q *Queue) BackupStreams(ctx context.Context) ([]string, error) {
 	var names []string
 	l := q.js.StreamNames(ctx)
 	for n := range l.Name() {
-		names = append(names, n)
+		if n != "KV_"+BucketLeases {
+			names = append(names, n)
+		}
 	}
 	if err := l.Err(); err != nil {
 		return nil, fmt.Errorf("queue: list streams: %w", err)

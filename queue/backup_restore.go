@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // restoreChunk is the size of each piece of an archive sent to the
@@ -56,13 +57,48 @@ func RestoreStreams(ctx context.Context, cfg Config, log *slog.Logger, snaps []S
 		return fmt.Errorf("queue: restore streams: connect: %w", err)
 	}
 	defer nc.Close()
-	for _, s := range snaps {
+	plain, reserved := reservedLast(snaps)
+	for _, s := range plain {
+		if err := restoreStream(ctx, nc, s, open); err != nil {
+			return err
+		}
+		log.Info("stream restored", "stream", s.Stream, "bytes", s.Bytes)
+	}
+	// The leases bucket, which a backup leaves out, is made empty before
+	// any reservation, as a node makes it.
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return fmt.Errorf("queue: restore streams: %w", err)
+	}
+	if _, err := js.CreateKeyValue(ctx, bucketConfig(&cfg, BucketLeases)); err != nil {
+		return fmt.Errorf("queue: restore streams: create bucket %s: %w", BucketLeases, err)
+	}
+	for _, s := range reserved {
 		if err := restoreStream(ctx, nc, s, open); err != nil {
 			return err
 		}
 		log.Info("stream restored", "stream", s.Stream, "bytes", s.Bytes)
 	}
 	return nil
+}
+
+// reservedLast splits the snapshots for a restore: streams that reserve
+// their max_bytes of the store (the hub's outbox) go after those that do
+// not, as a node creates them. A reservation taken first leaves too little
+// of max_store for a stream without one, which needs room for what it
+// holds.
+func reservedLast(snaps []StreamSnapshot) (plain, reserved []StreamSnapshot) {
+	for _, s := range snaps {
+		var c struct {
+			MaxBytes int64 `json:"max_bytes"`
+		}
+		if json.Unmarshal(s.Config, &c) == nil && c.MaxBytes > 0 {
+			reserved = append(reserved, s)
+		} else {
+			plain = append(plain, s)
+		}
+	}
+	return plain, reserved
 }
 
 // restoreStream sends one archive to the server's restore API.

@@ -26,6 +26,9 @@ func TestSnapshotRestoresEverything(t *testing.T) {
 		}
 	}
 	seqs := publishEvents(t, q, 5)
+	if _, err := q.Bucket(ctx, queue.BucketLeases); err != nil {
+		t.Fatal(err)
+	}
 	pos, err := q.ClaimPosition(ctx, "example.org repo")
 	if err != nil {
 		t.Fatal(err)
@@ -41,6 +44,9 @@ func TestSnapshotRestoresEverything(t *testing.T) {
 	}
 	if i, j := slices.Index(names, "KV_"+queue.BucketPositions), slices.Index(names, queue.StreamChanges); i < 0 || j < i || names[len(names)-1] != queue.StreamEvents {
 		t.Fatalf("streams in backup order: %v; want the buckets before CHANGES and EVENTS last", names)
+	}
+	if slices.Contains(names, "KV_"+queue.BucketLeases) {
+		t.Fatalf("streams in backup order: %v; want no leases, which name a process that a restore does not bring back", names)
 	}
 	archives := map[string]*bytes.Buffer{}
 	var snaps []queue.StreamSnapshot
