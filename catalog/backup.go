@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 
 	"github.com/mattn/go-sqlite3"
 )
@@ -28,6 +29,10 @@ type BackupInfo struct {
 // wait for the copy to end. It returns what the copy holds.
 func (c *Catalog) Backup(ctx context.Context, dst string) (BackupInfo, error) {
 	where := fmt.Sprintf("back up catalog %s to %s", c.path, dst)
+	dst, err := filepath.Abs(dst)
+	if err != nil {
+		return BackupInfo{}, fmt.Errorf("%s: %w", where, err)
+	}
 	if _, err := os.Lstat(dst); err == nil {
 		return BackupInfo{}, fmt.Errorf("%s: %w", where, os.ErrExist)
 	}
@@ -92,7 +97,11 @@ func (c *Catalog) copyTo(ctx context.Context, dst string) error {
 // closed catalog file at path without changing it (no journal, no
 // migration): a backup is checked before anything is restored from it.
 func ReadBackupInfo(ctx context.Context, path string) (BackupInfo, error) {
-	u := url.URL{Scheme: "file", Path: path, RawQuery: "mode=ro&immutable=1"}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return BackupInfo{}, fmt.Errorf("read catalog copy %s: %w", path, err)
+	}
+	u := url.URL{Scheme: "file", Path: abs, RawQuery: "mode=ro&immutable=1"}
 	db, err := sql.Open("sqlite3", u.String())
 	if err != nil {
 		return BackupInfo{}, fmt.Errorf("read catalog copy %s: %w", path, err)

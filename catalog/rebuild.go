@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"path/filepath"
 	"time"
 
 	"go.opentelemetry.io/otel/trace/noop"
@@ -138,7 +139,11 @@ func (c *Catalog) carryState(ctx context.Context, old string) (int64, error) {
 		return 0, err
 	}
 	defer conn.Close()
-	u := url.URL{Scheme: "file", Path: old, RawQuery: "mode=ro"}
+	abs, err := filepath.Abs(old)
+	if err != nil {
+		return 0, err
+	}
+	u := url.URL{Scheme: "file", Path: abs, RawQuery: "mode=ro"}
 	if _, err := conn.ExecContext(ctx, "ATTACH DATABASE ? AS old", u.String()); err != nil {
 		return 0, fmt.Errorf("open the old catalog %s: %w", old, err)
 	}

@@ -30,6 +30,9 @@ var commands = map[string]command{
 	"migrate":  {"apply this configuration's queue settings over those a cluster has", runMigrate},
 	"version":  {"print the version", runVersion},
 	"admin":    {"ask a running node: Sources, sync, re-baseline, dead letters, dumps, reload", runAdmin},
+	"backup":   {"take a consistent backup of a running node's catalog and NATS streams", runBackup},
+	"restore":  {"put a backup in place on a new data directory", runRestore},
+	"catalog":  {"rebuild a stopped node's catalog from EVENTS (catalog rebuild)", runCatalog},
 }
 
 // version is set at build time with -ldflags "-X main.version=…".
