@@ -67,6 +67,14 @@ func (n *Node) serveBackup(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer n.backupMu.Unlock()
+	// One backup runs at a time: a working directory found now was left
+	// by a process that stopped in the middle of one.
+	if stale, _ := filepath.Glob(filepath.Join(n.cfg.DataDir, ".backup-*")); len(stale) > 0 {
+		for _, d := range stale {
+			os.RemoveAll(d)
+		}
+		n.log.Info("backup: removed the working directories of backups cut short", "dirs", len(stale))
+	}
 	spool, err := os.MkdirTemp(n.cfg.DataDir, ".backup-")
 	if err != nil {
 		n.backupFailed(w, fmt.Errorf("backup: making its working directory: %w", err))
