@@ -60,6 +60,8 @@ type Deps struct {
 	Health http.Handler
 	// Metrics serves /metrics.
 	Metrics http.Handler
+	// Backup serves POST /admin/backup: a tar of the node's backup.
+	Backup http.Handler
 }
 
 // Server is the admin listener's handler.
@@ -121,6 +123,9 @@ func (s *Server) routes() {
 	auth("POST /admin/deadletters/purge", s.purgeDeadAll)
 	auth("POST /admin/dumps/{collection}", s.rebuildDumps)
 	auth("POST /admin/reload", s.reload)
+	if s.deps.Backup != nil {
+		s.mux.Handle("POST /admin/backup", s.authorize(s.deps.Backup))
+	}
 	s.mux.Handle("/", s.authorize(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, fmt.Errorf("%s %s: %w", r.Method, r.URL.Path, errNoRoute))
 	})))

@@ -3,8 +3,14 @@ package catalog
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 )
+
+// ErrSchemaNewer is returned by Open for a catalog written by a newer
+// build: its tables may mean what this build cannot know, so it is not
+// read at all. The way back is the backup taken before the upgrade.
+var ErrSchemaNewer = errors.New("catalog schema is newer than this build")
 
 // migration is one forward step of the schema. Its position in migrations
 // is its version minus one; a step, once released, is never edited: a
@@ -33,18 +39,33 @@ var migrations = []migration{
 // schemaVersion is the version this build writes: the number of steps.
 func schemaVersion() int { return len(migrations) }
 
+// SchemaVersion is the catalog schema version this build reads and
+// writes, as recorded in a backup's manifest.
+func SchemaVersion() int { return schemaVersion() }
+
 // migrate applies, in order, every step the file has not seen yet, each in
 // its own immediate transaction together with the new user_version, so an
-// interrupted migration leaves the file at the last whole step.
+// interrupted migration leaves the file at the last whole step. A new file
+// is created at the current version with one line of log; an existing one
+// that migrates says from and to which version before it starts, since a
+// migrated file cannot be read by the build before (see ErrSchemaNewer).
 func (c *Catalog) migrate(ctx context.Context) error {
 	var have int
 	if err := c.writer.QueryRowContext(ctx, "PRAGMA user_version").Scan(&have); err != nil {
 		return fmt.Errorf("read schema version: %w", err)
 	}
-	if have > schemaVersion() {
-		return fmt.Errorf("schema version %d is newer than this build's %d", have, schemaVersion())
+	want := schemaVersion()
+	switch {
+	case have > want:
+		return fmt.Errorf("%w: the file is at schema version %d and this build knows versions up to %d; "+
+			"run the newer viaduct that wrote it, or restore the backup taken before the upgrade (docs/runbook.md)",
+			ErrSchemaNewer, have, want)
+	case have == want:
+		return nil
+	case have > 0:
+		c.log.Info("catalog schema migrating", "from", have, "to", want, "path", c.path)
 	}
-	for v := have + 1; v <= schemaVersion(); v++ {
+	for v := have + 1; v <= want; v++ {
 		m := migrations[v-1]
 		err := c.write(ctx, func(tx *sql.Tx) error {
 			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
@@ -60,9 +81,14 @@ func (c *Catalog) migrate(ctx context.Context) error {
 			return err
 		})
 		if err != nil {
-			return fmt.Errorf("migrate to schema version %d (%s): %w", v, m.name, err)
+			return fmt.Errorf("migrate schema from version %d to %d (%s): %w", v-1, v, m.name, err)
 		}
-		c.log.Info("catalog schema migrated", "version", v, "step", m.name, "path", c.path)
+		if have > 0 {
+			c.log.Info("catalog schema migrated", "from", v-1, "to", v, "step", m.name, "path", c.path)
+		}
+	}
+	if have == 0 {
+		c.log.Info("catalog created", "schema_version", want, "path", c.path)
 	}
 	return nil
 }

@@ -32,6 +32,9 @@ var commands = map[string]command{
 	"admin":    {"ask a running node: Sources, sync, re-baseline, dead letters, dumps, reload", runAdmin},
 
 	"healthcheck": {"probe a node's /readyz: exit 0 when ready, 1 when not (container health checks)", runHealthcheck},
+	"backup":      {"take a consistent backup of a running node's catalog and NATS streams", runBackup},
+	"restore":     {"put a backup in place on a new data directory", runRestore},
+	"catalog":     {"rebuild a stopped node's catalog from EVENTS (catalog rebuild)", runCatalog},
 }
 
 // version is set at build time with -ldflags "-X main.version=…".

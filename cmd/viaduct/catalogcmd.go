@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/viaduct-mirror/viaduct/catalog"
+	"github.com/viaduct-mirror/viaduct/node"
+	"github.com/viaduct-mirror/viaduct/queue"
+)
+
+// runCatalog runs the catalog's offline tools; rebuild is the one.
+func runCatalog(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "rebuild" {
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+			fmt.Fprintln(stderr, "Usage: viaduct catalog rebuild --config FILE\n\nRebuilds the node's catalog from EVENTS; the node must be stopped.")
+			return nil
+		}
+		return fmt.Errorf("%w: say what to do: viaduct catalog rebuild --config FILE", errUsage)
+	}
+	return runCatalogRebuild(ctx, args[1:], stdout, stderr)
+}
+
+// runCatalogRebuild moves a stopped node's catalog aside and builds it
+// again from EVENTS, saying how far it is every second.
+func runCatalogRebuild(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("catalog rebuild", "--config FILE", stderr)
+	path := fs.String("config", "", "the stopped node's configuration `file`")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	if *path == "" {
+		return fmt.Errorf("%w: --config is required", errUsage)
+	}
+	cfg, err := node.Load(*path)
+	if err != nil {
+		return err
+	}
+	log, err := newLogger(stderr, cfg.Log)
+	if err != nil {
+		return err
+	}
+	if err := checkStopped(ctx, cfg); err != nil {
+		return err
+	}
+	q, err := queue.Open(ctx, cfg.Queue, log.With("role", "queue"))
+	if err != nil {
+		return fmt.Errorf("opening queue: %w", err)
+	}
+	defer q.Close()
+	if err := checkWholeEvents(ctx, q); err != nil {
+		return err
+	}
+	progress := func(p catalog.RebuildProgress) {
+		rate := float64(p.Applied) / max(p.Elapsed.Seconds(), 0.001)
+		pct := 100.0
+		if p.Last > 0 {
+			pct = 100 * float64(p.Applied) / float64(p.Last)
+		}
+		fmt.Fprintf(stdout, "applied %d of %d events (%.0f%%), %.0f events/s\n", p.Applied, p.Last, pct, rate)
+	}
+	res, err := catalog.Rebuild(ctx, cfg.Catalog.Path, q, log.With("role", "catalog"), progress)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "catalog %s rebuilt from EVENTS up to sequence %d\n", cfg.Catalog.Path, res.Applied)
+	switch {
+	case res.Aside == "":
+		fmt.Fprintln(stdout, "there was no catalog before")
+	case res.CarryErr != nil:
+		fmt.Fprintf(stdout, "the old catalog is at %s; its Dumps' state could not be read (%v): the Dumps are planned again\n", res.Aside, res.CarryErr)
+	default:
+		fmt.Fprintf(stdout, "the old catalog is at %s (%d rows of state carried over); remove it once the node serves\n", res.Aside, res.Carried)
+	}
+	return nil
+}
+
+// checkStopped refuses to go on while a node answers on the admin
+// listener of cfg: its applier writes the catalog, and the embedded NATS
+// store cannot be opened twice.
+func checkStopped(ctx context.Context, cfg node.Config) error {
+	if _, port, err := net.SplitHostPort(cfg.Admin.Listen); err != nil || port == "0" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	url := adminBase(cfg.Admin.Listen) + "/livez"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil
+	}
+	resp.Body.Close()
+	return fmt.Errorf("a node answers at %s: stop it first (it writes the catalog, and holds the NATS store)", url)
+}
+
+// checkWholeEvents refuses a rebuild from an EVENTS that retention has
+// cut: the catalog would miss every change before its first event.
+func checkWholeEvents(ctx context.Context, q *queue.Queue) error {
+	s, err := q.JetStream().Stream(ctx, queue.StreamEvents)
+	if err != nil {
+		return fmt.Errorf("reading EVENTS: %w", err)
+	}
+	st := s.CachedInfo().State
+	if st.FirstSeq > 1 {
+		return fmt.Errorf("EVENTS starts at sequence %d: the events before it were removed (queue.events_max_age or events_max_bytes), "+
+			"and a catalog rebuilt from the rest would miss them; restore a backup instead (docs/runbook.md)", st.FirstSeq)
+	}
+	return nil
+}
