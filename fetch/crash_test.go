@@ -3,7 +3,6 @@ package fetch
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -26,10 +25,12 @@ func TestCrashBetweenPublishAndAck(t *testing.T) {
 	publishAll(t, q, changes)
 
 	crashed := make(chan struct{})
-	_, stop := runPool(t, testConfig(), queueDeps(t, q, store, clientsFor(t, srv)), func(*queue.ChangeMsg) error {
+	deps := queueDeps(t, q, store, clientsFor(t, srv))
+	deps.Events = &crashingEvents{Queue: q, after: func(*viaduct.Event) bool {
 		close(crashed)
-		return errors.New("crash")
-	})
+		return true
+	}}
+	_, stop := runPool(t, testConfig(), deps)
 	select {
 	case <-crashed:
 	case <-time.After(20 * time.Second):
@@ -43,7 +44,7 @@ func TestCrashBetweenPublishAndAck(t *testing.T) {
 		t.Fatalf("%d changes queued after the crash, want the unacked one", n)
 	}
 
-	runPool(t, testConfig(), queueDeps(t, q, store, clientsFor(t, srv)), nil)
+	runPool(t, testConfig(), queueDeps(t, q, store, clientsFor(t, srv)))
 	// The first event stands, md5 included: the second was a duplicate.
 	checkStored(t, q, store, srv, changes)
 	if n := srv.Requests()[resPath(srv, changes[0].URI)]; n != 1 {
@@ -63,7 +64,7 @@ func TestCatalogSkipsReplaysAndRecordsDeletions(t *testing.T) {
 	publishAll(t, q, changes)
 	deps := queueDeps(t, q, store, clientsFor(t, srv))
 	deps.Catalog = cat
-	runPool(t, testConfig(), deps, nil)
+	runPool(t, testConfig(), deps)
 	eventually(t, 20*time.Second, "three events applied", caughtUp(t, q, cat, 3))
 	srv.ResetRequests()
 
@@ -145,31 +146,24 @@ func TestCrashInTheMiddleOfABaseline(t *testing.T) {
 	deps.Catalog = cat
 	var commits, publishes, crashes atomic.Int32
 	crashed := make(chan struct{}, cfg.Workers)
-	crash := func() error {
+	crash := func() bool {
 		crashes.Add(1)
-		// A crash after a commit is met in a completion, which goes on
-		// to other changes: the channel counts only the first ones.
+		// A crashed completion holds its slot; the workers go on until
+		// every slot is held: the channel counts only the first ones.
 		select {
 		case crashed <- struct{}{}:
 		default:
 		}
-		return errors.New("crash")
+		return true
 	}
-	p, err := New(cfg, deps, testLogger(t), nil)
+	crashing := deps
+	crashing.Events = &crashingEvents{Queue: q,
+		before: func(*viaduct.Event) bool { n := commits.Add(1); return n > 10 && n%2 == 1 && crash() },
+		after:  func(*viaduct.Event) bool { n := publishes.Add(1); return n > 10 && n%2 == 0 && crash() },
+	}
+	p, err := New(cfg, crashing, testLogger(t), nil)
 	if err != nil {
 		t.Fatal(err)
-	}
-	p.afterCommit = func(*viaduct.Change) error {
-		if n := commits.Add(1); n > 10 && n%2 == 1 {
-			return crash()
-		}
-		return nil
-	}
-	p.afterPublish = func(*queue.ChangeMsg) error {
-		if n := publishes.Add(1); n > 10 && n%2 == 0 {
-			return crash()
-		}
-		return nil
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- p.Run(context.Background()) }()
@@ -198,7 +192,7 @@ func TestCrashInTheMiddleOfABaseline(t *testing.T) {
 		t.Fatalf("the crashes left no blob stored without its event: the test missed its case")
 	}
 
-	runPool(t, testConfig(), deps, nil)
+	runPool(t, testConfig(), deps)
 	eventually(t, 60*time.Second, "every change applied after the crash", func() bool {
 		n, _, err := cat.CountResources(context.Background(), testCollection)
 		return err == nil && n == len(changes) && streamMsgs(t, q, queue.StreamChanges) == 0

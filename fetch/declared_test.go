@@ -115,7 +115,7 @@ func TestBodyBoundedByDeclaredLength(t *testing.T) {
 			Time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Length: &length})
 	}
 	publishAll(t, q, cs)
-	runPool(t, testConfig(), queueDeps(t, q, blobs, clientsForURL(t, srv.URL)), nil)
+	runPool(t, testConfig(), queueDeps(t, q, blobs, clientsForURL(t, srv.URL)))
 
 	eventually(t, 60*time.Second, "three dead letters", func() bool { return len(deadLetters(t, q)) == 3 })
 	for _, d := range deadLetters(t, q) {

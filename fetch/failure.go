@@ -3,11 +3,9 @@ package fetch
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"strconv"
 
 	"github.com/viaduct-mirror/viaduct"
-	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 	"github.com/viaduct-mirror/viaduct/upstream"
 )
@@ -28,10 +26,7 @@ type failure struct {
 	// busy: every slot of the host stayed taken; nothing was sent. The
 	// change is not failed: it waits for its host (see lot).
 	busy bool
-	// abandoned: a test hook stood for a crash; the change gets no
-	// verdict at all.
-	abandoned bool
-	err       error
+	err  error
 	// evidence is what an operator needs to judge the dead letter.
 	evidence map[string]string
 }
@@ -105,61 +100,4 @@ func (f *failure) hope() int {
 		return 3
 	}
 	return 4
-}
-
-// fail hands the change back for a later delivery or, when no delivery is
-// left or none would help, dead-letters it with the evidence.
-func (p *Pool) fail(ctx context.Context, msg *queue.ChangeMsg, f *failure, log *slog.Logger) {
-	if f.interrupted {
-		if err := msg.Nak(0); err != nil {
-			log.Warn("could not hand back an interrupted change", "err", err)
-		}
-		return
-	}
-	if g := p.gateOf(f); g != nil {
-		p.waitGate(ctx, msg, g, f, log)
-		return
-	}
-	retry := f.retry && !msg.LastAttempt() && (f.retryFor == 0 || msg.Delivered < uint64(f.retryFor))
-	if retry {
-		delay := p.cfg.retryDelay(msg.Delivered)
-		p.m.retried.WithLabelValues(msg.Change.Source, f.reason).Inc()
-		p.retries.warn(log, msg.Change.Source, f.reason, "change failed; will try again", "reason", f.reason, "err", f.err, "delivered", msg.Delivered, "retry_in", delay)
-		if err := msg.Nak(delay); err != nil {
-			log.Warn("could not hand back a failed change; the queue will deliver it again", "err", err)
-		}
-		return
-	}
-	p.m.dead.WithLabelValues(msg.Change.Source, f.reason).Inc()
-	log.Error("change dead-lettered", "reason", f.reason, "err", f.err, "delivered", msg.Delivered)
-	if err := msg.DeadLetter(ctx, f.Error(), f.evidence); err != nil {
-		log.Error("could not dead-letter a failed change; the queue will deliver it again", "reason", f.reason, "err", err)
-	}
-}
-
-// gateOf is the gate of the dependency whose failure f is; nil when f is
-// not a failure of the blob store or of the store of events.
-func (p *Pool) gateOf(f *failure) *gate {
-	switch f.reason {
-	case "store":
-		return p.store
-	case "publish":
-		return p.events
-	}
-	return nil
-}
-
-// waitGate closes g for f and holds the change until g opens again, then
-// hands it back for a delivery at once: the change is taken up within a
-// probe's interval of the dependency answering, not at its next backoff
-// step, and waiting costs it no delivery. A stop while it waits hands it
-// back as interrupted.
-func (p *Pool) waitGate(ctx context.Context, msg *queue.ChangeMsg, g *gate, f *failure, log *slog.Logger) {
-	g.fail(ctx, f.err)
-	p.m.retried.WithLabelValues(msg.Change.Source, f.reason).Inc()
-	p.retries.warn(log, msg.Change.Source, f.reason, "change failed; held until "+g.name+" answers again", "reason", f.reason, "err", f.err, "delivered", msg.Delivered)
-	g.wait(ctx)
-	if err := msg.Nak(0); err != nil {
-		log.Warn("could not hand back a change held for "+g.name+"; the queue will deliver it again", "err", err)
-	}
 }

@@ -79,7 +79,7 @@ func TestSlowSourceSlowsOnlyItself(t *testing.T) {
 			cfg.MaxParked = tc.maxParked
 			cfg.HostWait = 100 * time.Millisecond
 			cfg.BusyRetry = 5 * time.Minute // not back within the test
-			runPool(t, cfg, queueDeps(t, q, store, twoSources(t, slow, healthy, cfg.Workers)), nil)
+			runPool(t, cfg, queueDeps(t, q, store, twoSources(t, slow, healthy, cfg.Workers)))
 
 			start := time.Now()
 			eventually(t, 60*time.Second, "every healthy change stored", func() bool {

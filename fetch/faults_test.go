@@ -201,7 +201,7 @@ func TestDuplicateMirrorIsUsedWhenOriginFails(t *testing.T) {
 		)
 	}
 	publishAll(t, q, changes)
-	runPool(t, testConfig(), queueDeps(t, q, store, clientsFor(t, origin, mirror.URL)), nil)
+	runPool(t, testConfig(), queueDeps(t, q, store, clientsFor(t, origin, mirror.URL)))
 	checkStored(t, q, store, origin, changes)
 	for _, c := range changes {
 		p := resPath(origin, c.URI)

@@ -27,7 +27,7 @@ func TestFreshChangesSkipTheCatalog(t *testing.T) {
 	publishAll(t, q, changes)
 	deps := queueDeps(t, q, store, clientsFor(t, srv))
 	deps.Catalog = cat
-	runPool(t, testConfig(), deps, nil)
+	runPool(t, testConfig(), deps)
 	eventually(t, 20*time.Second, "three events applied", caughtUp(t, q, cat, 3))
 	before, err := cat.CountChanges(ctx, testCollection, time.Time{}, time.Time{})
 	if err != nil {

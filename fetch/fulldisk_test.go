@@ -59,7 +59,7 @@ func fullDisk(t *testing.T, blobsOnDisk bool) {
 	// test: only the gate's probe can take the changes up again.
 	cfg.RetryBase = 10 * time.Minute
 	cfg.RetryMax = 10 * time.Minute
-	p, _ := runPool(t, cfg, queueDeps(t, q, store, clientsFor(t, srv)), nil)
+	p, _ := runPool(t, cfg, queueDeps(t, q, store, clientsFor(t, srv)))
 	reason := map[bool]string{true: "store", false: "publish"}[blobsOnDisk]
 	fault := map[bool]string{true: "blob store", false: "store of events"}[blobsOnDisk]
 	eventually(t, 60*time.Second, "workers failing on the full disk and the pool reporting the "+fault, func() bool {

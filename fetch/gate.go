@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/viaduct-mirror/viaduct/queue"
 )
 
 // gate stands for one dependency of the workers (the blob store, or the
@@ -101,4 +103,19 @@ func (g *gate) Fault() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.err
+}
+
+// waitGate closes g for f and holds the change until g opens again, then
+// hands it back for a delivery at once: the change is taken up within a
+// probe's interval of the dependency answering, not at its next backoff
+// step, and waiting costs it no delivery. A stop while it waits hands it
+// back as interrupted.
+func (p *Pool) waitGate(ctx context.Context, msg *queue.ChangeMsg, g *gate, f *failure, log *slog.Logger) {
+	g.fail(ctx, f.err)
+	p.m.retried.WithLabelValues(msg.Change.Source, f.reason).Inc()
+	p.retries.warn(log, msg.Change.Source, f.reason, "change failed; held until "+g.name+" answers again", "reason", f.reason, "err", f.err, "delivered", msg.Delivered)
+	g.wait(ctx)
+	if err := msg.Nak(0); err != nil {
+		log.Warn("could not hand back a change held for "+g.name+"; the queue will deliver it again", "err", err)
+	}
 }

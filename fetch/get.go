@@ -42,7 +42,7 @@ func (p *Pool) fetch(ctx context.Context, msg *queue.ChangeMsg, client *upstream
 		if best == nil || f.hope() < best.hope() {
 			best = f
 		}
-		if f.interrupted || f.busy || f.abandoned {
+		if f.interrupted || f.busy {
 			break
 		}
 	}
@@ -145,9 +145,6 @@ func (p *Pool) commit(ctx context.Context, s *staged) *failure {
 	}
 	s.ev.SHA256 = key
 	p.m.fetched.WithLabelValues(s.c.Source).Inc()
-	if p.afterCommit != nil && p.afterCommit(s.c) != nil {
-		return &failure{reason: "abandoned", abandoned: true, err: errAbandoned}
-	}
 	return nil
 }
 

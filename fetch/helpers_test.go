@@ -213,13 +213,12 @@ func blobFiles(t testing.TB, s *dir.Store) []string {
 
 // runPool starts a pool on q and stops it when the test ends (or when the
 // returned stop is called).
-func runPool(t testing.TB, cfg Config, deps Deps, hook func(*queue.ChangeMsg) error) (*Pool, func()) {
+func runPool(t testing.TB, cfg Config, deps Deps) (*Pool, func()) {
 	t.Helper()
 	p, err := New(cfg, deps, testLogger(t), nil)
 	if err != nil {
 		t.Fatalf("new pool: %v", err)
 	}
-	p.afterPublish = hook
 	errc := make(chan error, 1)
 	go func() { errc <- p.Run(context.Background()) }()
 	var stopped bool
@@ -292,5 +291,5 @@ func appliedCatalog(t testing.TB, q *queue.Queue) *catalog.Catalog {
 func publishAndRun(t testing.TB, q *queue.Queue, blobs storage.Blobs, srv *sim.Server, cs []viaduct.Change) {
 	t.Helper()
 	publishAll(t, q, cs)
-	runPool(t, testConfig(), queueDeps(t, q, blobs, clientsFor(t, srv)), nil)
+	runPool(t, testConfig(), queueDeps(t, q, blobs, clientsFor(t, srv)))
 }

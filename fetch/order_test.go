@@ -46,7 +46,7 @@ func TestDeletionOvertakesSlowCreation(t *testing.T) {
 	cfg.Workers = 2
 	deps := queueDeps(t, q, store, clientsFor(t, srv))
 	deps.Catalog = cat
-	runPool(t, cfg, deps, nil)
+	runPool(t, cfg, deps)
 	publishAll(t, q, []viaduct.Change{created})
 	eventually(t, 20*time.Second, "the creation's fetch under way", func() bool {
 		return srv.Requests()[resPath(srv, created.URI)] > 0
@@ -96,7 +96,7 @@ func TestChangeBeforeBaselineAtIsSuperseded(t *testing.T) {
 	publishAll(t, q, []viaduct.Change{listed})
 	deps := queueDeps(t, q, store, clientsFor(t, srv))
 	deps.Catalog = cat
-	runPool(t, testConfig(), deps, nil)
+	runPool(t, testConfig(), deps)
 	eventually(t, 20*time.Second, "the baseline's change applied", func() bool {
 		last, err := cat.LastApplied(context.Background())
 		return err == nil && last == 1

@@ -13,7 +13,6 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/viaduct-mirror/viaduct"
 	"github.com/viaduct-mirror/viaduct/queue"
 )
 
@@ -25,16 +24,6 @@ type Pool struct {
 	m      *metrics
 	tracer trace.Tracer
 	bufs   buffers
-
-	// afterPublish runs between publishing an event and acknowledging its
-	// change. Tests set it to stand for a crash at the worst moment: an
-	// error leaves the change unacknowledged and stops that worker.
-	afterPublish func(*queue.ChangeMsg) error
-	// afterCommit runs between committing a fetched blob and publishing
-	// its event, for tests to stand for a crash there: an error leaves
-	// the blob stored, no event, the change unacknowledged, and stops
-	// that worker.
-	afterCommit func(*viaduct.Change) error
 
 	// completions are the changes read and verified whose copies are
 	// being committed or whose events are not yet acknowledged (see
@@ -61,9 +50,6 @@ type Pool struct {
 	running bool
 	closed  bool
 }
-
-// errAbandoned stops a worker without a verdict on its change.
-var errAbandoned = errors.New("fetch: change abandoned")
 
 // New checks cfg and deps and registers the metrics with reg (nil: none).
 // Nothing runs until Run.
@@ -197,9 +183,7 @@ func (p *Pool) work(ctx, workCtx context.Context) error {
 				continue
 			}
 		}
-		if err := p.turn(workCtx, msg); errors.Is(err, errAbandoned) {
-			return nil
-		}
+		p.turn(workCtx, msg)
 	}
 	return nil
 }
@@ -241,28 +225,25 @@ func (p *Pool) next(ctx context.Context) (*queue.ChangeMsg, error) {
 // handed back for BusyRetry on its first delivery; only a change that has
 // already been handed back (or when HostWait and the lot are off) waits
 // for its host as long as it takes.
-func (p *Pool) turn(ctx context.Context, msg *queue.ChangeMsg) error {
-	err := p.handle(ctx, msg, time.Nanosecond)
-	if !errors.Is(err, errBusy) {
-		return err
+func (p *Pool) turn(ctx context.Context, msg *queue.ChangeMsg) {
+	if !errors.Is(p.handle(ctx, msg, time.Nanosecond), errBusy) {
+		return
 	}
 	if client := p.deps.Client(msg.Change.Source); client != nil && p.lot.park(msg, client) {
 		p.m.parked.WithLabelValues(msg.Change.Source).Inc()
-		return nil
+		return
 	}
-	if p.cfg.HostWait > 0 {
-		if err = p.handle(ctx, msg, p.cfg.HostWait); !errors.Is(err, errBusy) {
-			return err
-		}
+	if p.cfg.HostWait > 0 && !errors.Is(p.handle(ctx, msg, p.cfg.HostWait), errBusy) {
+		return
 	}
 	if msg.Delivered <= 1 {
 		p.m.retried.WithLabelValues(msg.Change.Source, "busy").Inc()
 		if err := msg.Nak(p.cfg.BusyRetry); err != nil {
 			p.log.Warn("could not hand back a change for a busy host", "source", msg.Change.Source, "uri", msg.Change.URI, "err", err)
 		}
-		return nil
+		return
 	}
-	return p.handle(ctx, msg, 0)
+	p.handle(ctx, msg, 0)
 }
 
 // StoreFault is why the workers wait for the blob store or the store of

@@ -24,6 +24,6 @@ func TestSynchronousPublisherStillStoresEverything(t *testing.T) {
 	if _, ok := deps.Events.(AsyncPublisher); ok {
 		t.Fatal("syncPublisher should not publish asynchronously")
 	}
-	runPool(t, testConfig(), deps, nil)
+	runPool(t, testConfig(), deps)
 	checkStored(t, q, store, srv, changes)
 }

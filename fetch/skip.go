@@ -110,14 +110,14 @@ func (p *Pool) heldByHash(ctx context.Context, c *viaduct.Change, fresh bool) (*
 // only deletions acked without an event are those the catalog would
 // ignore anyway: one older than its record of the URI, or a repeat of the
 // deletion it already has.
-func (p *Pool) deleted(ctx context.Context, c *viaduct.Change) (*viaduct.Event, string, *failure) {
+func (p *Pool) deleted(ctx context.Context, c *viaduct.Change) (*viaduct.Event, string, error) {
 	if p.deps.Catalog == nil {
 		return newEvent(c, "", "", 0, ""), "", nil
 	}
 	l, found, err := p.deps.Catalog.Lookup(ctx, c.Collection, c.URI)
 	switch {
 	case err != nil:
-		return nil, "", &failure{reason: "lookup", retry: true, err: fmt.Errorf("look up %s in the catalog: %w", c.URI, err), evidence: evidence(c, c.URI)}
+		return nil, "", fmt.Errorf("look up %s in the catalog: %w", c.URI, err)
 	case !found:
 		return newEvent(c, "", "", 0, ""), skipNotHeld, nil
 	case superseded(c, &l):
@@ -181,4 +181,13 @@ func typeOr(declared, held string) string {
 		return declared
 	}
 	return held
+}
+
+// newEvent is the event recording the aggregator's copy of c.
+func newEvent(c *viaduct.Change, sha256, md5 string, length int64, typ string) *viaduct.Event {
+	return &viaduct.Event{
+		Source: c.Source, Collection: c.Collection, URI: c.URI, Op: c.Op,
+		SHA256: sha256, MD5: md5, Length: length, Type: typ,
+		Upstream: *c,
+	}
 }

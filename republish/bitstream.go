@@ -16,20 +16,20 @@ func (s *Server) serveBitstream(w http.ResponseWriter, r *http.Request, c *Colle
 	const doc = "bitstream"
 	coll, origin, err := parseResourcePath(r.URL.EscapedPath(), r.URL.RawQuery, r.URL.ForceQuery)
 	if err != nil || coll != c.Name {
-		s.fail(w, r, doc, http.StatusNotFound, nil)
+		s.fail(w, r, doc, fault(notFound, nil))
 		return
 	}
 	ctx := r.Context()
 	rec, err := s.cat.Resource(ctx, coll, origin)
 	switch {
 	case errors.Is(err, ErrNotFound):
-		s.fail(w, r, doc, http.StatusNotFound, nil)
+		s.fail(w, r, doc, fault(notFound, nil))
 		return
 	case err != nil:
-		s.fail(w, r, doc, http.StatusInternalServerError, fmt.Errorf("collection %s: look up %s: %w", coll, origin, err))
+		s.fail(w, r, doc, fmt.Errorf("collection %s: look up %s: %w", coll, origin, err))
 		return
 	case rec.Deleted():
-		s.fail(w, r, doc, http.StatusGone, nil)
+		s.fail(w, r, doc, fault(gone, nil))
 		return
 	}
 	blob, err := s.blobs.Open(ctx, rec.SHA256)
@@ -38,13 +38,13 @@ func (s *Server) serveBitstream(w http.ResponseWriter, r *http.Request, c *Colle
 			err = fmt.Errorf("catalog holds %s but its blob is missing: %w", origin, err)
 		}
 		s.log.ErrorContext(ctx, "republish: bitstream unavailable", "collection", coll, "uri", origin, "sha256", rec.SHA256, "err", err)
-		s.fail(w, r, doc, http.StatusInternalServerError, nil)
+		s.fail(w, r, doc, fault(internal, nil))
 		return
 	}
 	defer blob.Close()
 	if info := blob.Info(); info.Size != rec.Length {
 		s.log.ErrorContext(ctx, "republish: blob size disagrees with catalog", "collection", coll, "uri", origin, "sha256", rec.SHA256, "blob_size", info.Size, "length", rec.Length)
-		s.fail(w, r, doc, http.StatusInternalServerError, nil)
+		s.fail(w, r, doc, fault(internal, nil))
 		return
 	}
 	h := w.Header()

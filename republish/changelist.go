@@ -66,13 +66,13 @@ func (s *Server) serveChangeListIndex(w http.ResponseWriter, r *http.Request, c 
 	ctx := r.Context()
 	st, err := s.cat.Stats(ctx, c.Name)
 	if err != nil {
-		s.fail(w, r, "changelist-index", http.StatusInternalServerError, fmt.Errorf("collection %s: stats: %w", c.Name, err))
+		s.fail(w, r, "changelist-index", fmt.Errorf("collection %s: stats: %w", c.Name, err))
 		return
 	}
 	starts, open := s.periods(st)
 	lists, err := s.changeLists(ctx, c.Name, st, starts, open)
 	if err != nil {
-		s.fail(w, r, "changelist-index", http.StatusInternalServerError, fmt.Errorf("collection %s: split change lists: %w", c.Name, err))
+		s.fail(w, r, "changelist-index", fmt.Errorf("collection %s: split change lists: %w", c.Name, err))
 		return
 	}
 	h := &resourcesync.Header{
@@ -140,33 +140,33 @@ func (s *Server) serveChangeList(w http.ResponseWriter, r *http.Request, c *Coll
 	stamp, ok := strings.CutSuffix(name, ".xml")
 	start, from, okName := parsePieceName(stamp)
 	if !ok || !okName || !s.periodStart(start).Equal(start) {
-		s.fail(w, r, "changelist", http.StatusNotFound, nil)
+		s.fail(w, r, "changelist", fault(notFound, nil))
 		return
 	}
 	ctx := r.Context()
 	st, err := s.cat.Stats(ctx, c.Name)
 	if err != nil {
-		s.fail(w, r, "changelist", http.StatusInternalServerError, fmt.Errorf("collection %s: stats: %w", c.Name, err))
+		s.fail(w, r, "changelist", fmt.Errorf("collection %s: stats: %w", c.Name, err))
 		return
 	}
 	_, open := s.periods(st)
 	if start.After(open) {
-		s.fail(w, r, "changelist", http.StatusNotFound, nil)
+		s.fail(w, r, "changelist", fault(notFound, nil))
 		return
 	}
 	closed := start.Before(open)
 	ps, err := s.pieces(ctx, c.Name, start, st, closed)
 	if err != nil {
-		s.fail(w, r, "changelist", http.StatusInternalServerError, fmt.Errorf("collection %s: split change list %s: %w", c.Name, stamp, err))
+		s.fail(w, r, "changelist", fmt.Errorf("collection %s: split change list %s: %w", c.Name, stamp, err))
 		return
 	}
 	i := slices.IndexFunc(ps, func(t time.Time) bool { return t.Equal(from) })
 	if i < 0 {
-		s.fail(w, r, "changelist", http.StatusNotFound, nil)
+		s.fail(w, r, "changelist", fault(notFound, nil))
 		return
 	}
 	if from.Before(st.Horizon) { // retention removed its changes (docs/gc.md)
-		s.fail(w, r, "changelist", http.StatusGone, nil)
+		s.fail(w, r, "changelist", fault(gone, nil))
 		return
 	}
 	md := resourcesync.MD{Capability: resourcesync.CapChangeList, From: from}

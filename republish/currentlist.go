@@ -27,13 +27,13 @@ func (s *Server) serveCurrentChangeList(w http.ResponseWriter, r *http.Request, 
 	ctx := r.Context()
 	st, err := s.cat.Stats(ctx, c.Name)
 	if err != nil {
-		s.fail(w, r, "changelist", http.StatusInternalServerError, err)
+		s.fail(w, r, "changelist", err)
 		return
 	}
 	_, open := s.periods(st)
 	ps, err := s.pieces(ctx, c.Name, open, st, false)
 	if err != nil {
-		s.fail(w, r, "changelist", http.StatusInternalServerError, err)
+		s.fail(w, r, "changelist", err)
 		return
 	}
 	last := ps[len(ps)-1]

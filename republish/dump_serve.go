@@ -52,13 +52,13 @@ func (d *Dumps) route(w http.ResponseWriter, r *http.Request) {
 	s := d.s
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
-		s.fail(w, r, "dump", http.StatusMethodNotAllowed, nil)
+		s.fail(w, r, "dump", fault(methodNotAllowed, nil))
 		return
 	}
 	name, rest, _ := strings.Cut(strings.TrimPrefix(r.URL.EscapedPath(), "/"), "/")
 	col := s.collection(name)
 	if col == nil {
-		s.fail(w, r, "dump", http.StatusNotFound, nil)
+		s.fail(w, r, "dump", fault(notFound, nil))
 		return
 	}
 	ds := d.current(col.Name)
@@ -70,7 +70,7 @@ func (d *Dumps) route(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(rest, "dumps/"):
 		d.serveDumpFile(w, r, ds, strings.TrimPrefix(rest, "dumps/"))
 	default:
-		s.fail(w, r, "dump", http.StatusNotFound, nil)
+		s.fail(w, r, "dump", fault(notFound, nil))
 	}
 }
 
@@ -89,7 +89,7 @@ func (d *Dumps) serveResourceDump(w http.ResponseWriter, r *http.Request, c *Col
 	if rd == nil {
 		// Built when the node starts: only a fresh node has none yet.
 		w.Header().Set("Retry-After", "60")
-		s.fail(w, r, "resourcedump", http.StatusServiceUnavailable, nil)
+		s.fail(w, r, "resourcedump", fault(unavailable, nil))
 		return
 	}
 	h := &resourcesync.Header{
@@ -114,7 +114,7 @@ func (d *Dumps) serveChangeDump(w http.ResponseWriter, r *http.Request, c *Colle
 		// Nothing packaged yet: the dump starts with the open period.
 		st, err := s.cat.Stats(r.Context(), c.Name)
 		if err != nil {
-			s.fail(w, r, "changedump", http.StatusInternalServerError, fmt.Errorf("collection %s: stats: %w", c.Name, err))
+			s.fail(w, r, "changedump", fmt.Errorf("collection %s: stats: %w", c.Name, err))
 			return
 		}
 		from = s.periodStart(s.headTime(st))
@@ -157,16 +157,16 @@ func (d *Dumps) serveDumpFile(w http.ResponseWriter, r *http.Request, ds *dumpSt
 	key, ext, _ := strings.Cut(name, ".")
 	p, manifest := ds.find(key)
 	if p == nil || storage.CheckKey(key) != nil || (ext != "zip" || manifest) && (ext != "xml" || !manifest) {
-		s.fail(w, r, "dump-file", http.StatusNotFound, nil)
+		s.fail(w, r, "dump-file", fault(notFound, nil))
 		return
 	}
 	b, err := d.blobs.Open(r.Context(), key)
 	if errors.Is(err, storage.ErrNotFound) {
-		s.fail(w, r, "dump-file", http.StatusNotFound, fmt.Errorf("dump file %s is described but not stored: %w", key, err))
+		s.fail(w, r, "dump-file", fault(notFound, fmt.Errorf("dump file %s is described but not stored: %w", key, err)))
 		return
 	}
 	if err != nil {
-		s.fail(w, r, "dump-file", http.StatusInternalServerError, fmt.Errorf("dump file %s: %w", key, err))
+		s.fail(w, r, "dump-file", fmt.Errorf("dump file %s: %w", key, err))
 		return
 	}
 	defer b.Close()

@@ -32,7 +32,7 @@ func (s *Server) serveProvenance(w http.ResponseWriter, r *http.Request) {
 	const doc = "provenance"
 	uri := r.URL.Query().Get("uri")
 	if uri == "" {
-		s.fail(w, r, doc, http.StatusBadRequest, nil)
+		s.fail(w, r, doc, fault(badRequest, nil))
 		return
 	}
 	ctx := r.Context()
@@ -43,7 +43,7 @@ func (s *Server) serveProvenance(w http.ResponseWriter, r *http.Request) {
 		if u, err = url.Parse("/" + rest); err == nil {
 			coll, origin, perr := parseResourcePath(u.EscapedPath(), u.RawQuery, u.ForceQuery)
 			if perr != nil || s.collection(coll) == nil {
-				s.fail(w, r, doc, http.StatusNotFound, nil)
+				s.fail(w, r, doc, fault(notFound, nil))
 				return
 			}
 			var rec *Record
@@ -56,10 +56,10 @@ func (s *Server) serveProvenance(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case errors.Is(err, ErrNotFound), err == nil && len(recs) == 0:
-		s.fail(w, r, doc, http.StatusNotFound, nil)
+		s.fail(w, r, doc, fault(notFound, nil))
 		return
 	case err != nil:
-		s.fail(w, r, doc, http.StatusInternalServerError, fmt.Errorf("provenance of %s: %w", uri, err))
+		s.fail(w, r, doc, fmt.Errorf("provenance of %s: %w", uri, err))
 		return
 	}
 	out := provenanceReply{URI: uri}
@@ -80,12 +80,12 @@ func (s *Server) serveProvenance(w http.ResponseWriter, r *http.Request) {
 		})
 	}
 	if len(out.Resources) == 0 {
-		s.fail(w, r, doc, http.StatusNotFound, nil)
+		s.fail(w, r, doc, fault(notFound, nil))
 		return
 	}
 	body, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
-		s.fail(w, r, doc, http.StatusInternalServerError, fmt.Errorf("provenance of %s: %w", uri, err))
+		s.fail(w, r, doc, fmt.Errorf("provenance of %s: %w", uri, err))
 		return
 	}
 	body = append(body, '\n')

@@ -23,12 +23,12 @@ func (s *Server) serveResourceList(w http.ResponseWriter, r *http.Request, c *Co
 	ctx := r.Context()
 	st, err := s.cat.Stats(ctx, c.Name)
 	if err != nil {
-		s.fail(w, r, "resourcelist", http.StatusInternalServerError, fmt.Errorf("collection %s: stats: %w", c.Name, err))
+		s.fail(w, r, "resourcelist", fmt.Errorf("collection %s: stats: %w", c.Name, err))
 		return
 	}
 	rev, err := s.revision(ctx)
 	if err != nil {
-		s.fail(w, r, "resourcelist", http.StatusInternalServerError, fmt.Errorf("collection %s: catalog state: %w", c.Name, err))
+		s.fail(w, r, "resourcelist", fmt.Errorf("collection %s: catalog state: %w", c.Name, err))
 		return
 	}
 	etag := etagOf("resourcelist", c.Name, st.Changes, st.Last.UnixNano(), rev, s.confID())
@@ -39,7 +39,7 @@ func (s *Server) serveResourceList(w http.ResponseWriter, r *http.Request, c *Co
 	at := s.headTime(st)
 	parts, seq, err := s.plan(ctx, c.Name, rev)
 	if err != nil {
-		s.fail(w, r, "resourcelist", http.StatusInternalServerError, fmt.Errorf("collection %s: plan resource list: %w", c.Name, err))
+		s.fail(w, r, "resourcelist", fmt.Errorf("collection %s: plan resource list: %w", c.Name, err))
 		return
 	}
 	if len(parts) == 1 {
@@ -50,7 +50,7 @@ func (s *Server) serveResourceList(w http.ResponseWriter, r *http.Request, c *Co
 	// collection's last change then, completed its last change once the
 	// plan, which fixes every part, is made.
 	if t, ok, err := s.snapshotTime(ctx, c.Name, seq); err != nil {
-		s.fail(w, r, "resourcelist-index", http.StatusInternalServerError, fmt.Errorf("collection %s: snapshot at %d: %w", c.Name, seq, err))
+		s.fail(w, r, "resourcelist-index", fmt.Errorf("collection %s: snapshot at %d: %w", c.Name, seq, err))
 		return
 	} else if !ok {
 		seq = 0
@@ -59,7 +59,7 @@ func (s *Server) serveResourceList(w http.ResponseWriter, r *http.Request, c *Co
 	}
 	st2, err := s.cat.Stats(ctx, c.Name)
 	if err != nil {
-		s.fail(w, r, "resourcelist-index", http.StatusInternalServerError, fmt.Errorf("collection %s: stats: %w", c.Name, err))
+		s.fail(w, r, "resourcelist-index", fmt.Errorf("collection %s: stats: %w", c.Name, err))
 		return
 	}
 	completed := s.headTime(st2)
@@ -131,24 +131,24 @@ func (s *Server) partURL(coll string, n int, p part, seq uint64) string {
 func (s *Server) serveResourceListPart(w http.ResponseWriter, r *http.Request, c *Collection) {
 	name := strings.TrimPrefix(r.URL.Path, "/"+c.Name+"/resourcelist/")
 	if n, err := strconv.Atoi(strings.TrimSuffix(name, ".xml")); err != nil || n < 1 || !strings.HasSuffix(name, ".xml") {
-		s.fail(w, r, "resourcelist-part", http.StatusNotFound, nil)
+		s.fail(w, r, "resourcelist-part", fault(notFound, nil))
 		return
 	}
 	q := r.URL.Query()
 	p := part{after: q.Get("after"), last: q.Get("last")}
 	seq, ok := parseSeq(q.Get("seq"))
 	if !ok || p.last != "" && p.last <= p.after {
-		s.fail(w, r, "resourcelist-part", http.StatusNotFound, nil)
+		s.fail(w, r, "resourcelist-part", fault(notFound, nil))
 		return
 	}
 	st, err := s.cat.Stats(r.Context(), c.Name)
 	if err != nil {
-		s.fail(w, r, "resourcelist-part", http.StatusInternalServerError, fmt.Errorf("collection %s: stats: %w", c.Name, err))
+		s.fail(w, r, "resourcelist-part", fmt.Errorf("collection %s: stats: %w", c.Name, err))
 		return
 	}
 	rev, err := s.revision(r.Context())
 	if err != nil {
-		s.fail(w, r, "resourcelist-part", http.StatusInternalServerError, fmt.Errorf("collection %s: catalog state: %w", c.Name, err))
+		s.fail(w, r, "resourcelist-part", fmt.Errorf("collection %s: catalog state: %w", c.Name, err))
 		return
 	}
 	etag := etagOf("resourcelist-part", c.Name, p.after, p.last, seq, st.Changes, st.Last.UnixNano(), rev, s.confID())

@@ -87,7 +87,7 @@ func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.route) }
 func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
-		s.fail(w, r, "other", http.StatusMethodNotAllowed, nil)
+		s.fail(w, r, "other", fault(methodNotAllowed, nil))
 		return
 	}
 	path := r.URL.EscapedPath()
@@ -108,7 +108,7 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	name, rest, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
 	col := s.collection(name)
 	if col == nil {
-		s.fail(w, r, "other", http.StatusNotFound, nil)
+		s.fail(w, r, "other", fault(notFound, nil))
 		return
 	}
 	switch {
@@ -127,18 +127,8 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	case s.isTopic(rest):
 		s.serveTopic(w, r, col)
 	default:
-		s.fail(w, r, "other", http.StatusNotFound, nil)
+		s.fail(w, r, "other", fault(notFound, nil))
 	}
-}
-
-// fail answers with status; err, when not nil, is logged. Status codes
-// are decided by the callers from the error kinds (ErrNotFound: 404).
-func (s *Server) fail(w http.ResponseWriter, r *http.Request, doc string, status int, err error) {
-	if err != nil {
-		s.log.ErrorContext(r.Context(), "republish: request failed", "uri", r.URL.String(), "status", status, "err", err)
-	}
-	s.m.requests.WithLabelValues(doc, fmt.Sprint(status)).Inc()
-	http.Error(w, http.StatusText(status), status)
 }
 
 // url returns the absolute URL of a path below the base URL.

@@ -60,11 +60,11 @@ func (s *Server) failSnapshot(w http.ResponseWriter, r *http.Request, err error)
 	switch {
 	case errors.Is(err, catalog.ErrSnapshotAhead):
 		w.Header().Set("Retry-After", "1")
-		s.fail(w, r, "resourcelist-part", http.StatusServiceUnavailable, nil)
+		s.fail(w, r, "resourcelist-part", fault(unavailable, nil))
 	case errors.Is(err, catalog.ErrSnapshotGone):
-		s.fail(w, r, "resourcelist-part", http.StatusGone, nil)
+		s.fail(w, r, "resourcelist-part", fault(gone, nil))
 	default:
-		s.fail(w, r, "resourcelist-part", http.StatusInternalServerError, err)
+		s.fail(w, r, "resourcelist-part", err)
 	}
 }
 
