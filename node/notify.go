@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	notifypkg "github.com/viaduct-mirror/viaduct/notify"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/republish"
 	"github.com/viaduct-mirror/viaduct/upstream"
@@ -22,7 +23,7 @@ import (
 // notifier that publishes each collection's changes on its topic.
 type notify struct {
 	hub    *websub.Hub // nil with an external hub or notifications off
-	outbox *queue.HubOutbox
+	outbox *notifypkg.HubOutbox
 }
 
 // startNotify starts the hub and the notifier when republish.notify is
@@ -49,7 +50,7 @@ func startNotify(ctx context.Context, n *Node, repub *republish.Server) (*notify
 	if cfg.ExternalHub != "" {
 		pub = &websub.ExternalHub{URL: cfg.ExternalHub, Client: nm.Client(hubClient(cfg.AllowLoopbackCallbacks))}
 	} else {
-		outbox, err := n.q.HubOutbox(ctx, queue.HubOutboxConfig{MaxPerSubscriber: cfg.MaxQueued, MaxBytes: cfg.QueueMaxBytes})
+		outbox, err := notifypkg.OpenHubOutbox(ctx, n.q, queue.HubOutConfig{MaxPerSubscriber: cfg.MaxQueued, MaxBytes: cfg.QueueMaxBytes}, log)
 		if err != nil {
 			return nil, err
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/viaduct-mirror/viaduct/catalog"
+	notifypkg "github.com/viaduct-mirror/viaduct/notify"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/republish"
 	"github.com/viaduct-mirror/viaduct/websub"
@@ -72,8 +73,8 @@ func (s *sharedState) SetValue(ctx context.Context, key string, value []byte) er
 // sharedHubStore opens the shared subscription store, carrying over the
 // subscriptions an earlier version kept in the catalog when the shared
 // store holds none yet.
-func sharedHubStore(ctx context.Context, n *Node, log *slog.Logger) (*queue.HubSubscriptions, error) {
-	subs, err := n.q.HubSubscriptions(ctx)
+func sharedHubStore(ctx context.Context, n *Node, log *slog.Logger) (*notifypkg.HubSubscriptions, error) {
+	subs, err := notifypkg.OpenHubSubscriptions(ctx, n.q)
 	if err != nil {
 		return nil, err
 	}

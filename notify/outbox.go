@@ -1,4 +1,4 @@
-package queue
+package notify
 
 import (
 	"context"
@@ -12,37 +12,21 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/websub"
 )
 
-// StreamHubOut is the stream of the hub's queued deliveries: one subject
-// per subscription, hubout.<subscription id>.
-const (
-	StreamHubOut = "HUBOUT"
-	hubOutPrefix = "hubout."
-	// headerTopic carries a delivery's topic; the payload is the body.
-	headerTopic = "Viaduct-Topic"
-)
+// headerTopic carries a delivery's topic in HUBOUT; the payload is the
+// body.
+const headerTopic = "Viaduct-Topic"
 
-// HubOutboxConfig bounds the hub's queues.
-type HubOutboxConfig struct {
-	// MaxPerSubscriber is the most deliveries queued for one subscriber.
-	// A subscriber that far behind misses newer notifications (a warning
-	// is logged); it sees the gap in from/until and reads the Change List.
-	// Default 10,000.
-	MaxPerSubscriber int64 `yaml:"max_per_subscriber"`
-	// MaxBytes caps the whole stream; past it, publications fail and are
-	// retried. Default 1 GiB.
-	MaxBytes int64 `yaml:"max_bytes"`
-}
-
-// HubOutbox is a websub.Outbox on JetStream: stream HUBOUT, one subject
-// per subscription. A delivery's Seq is its stream sequence, and
-// acknowledging it deletes the message, so the head of a subscriber's
-// queue is simply its first message. Appends carry a Nats-Msg-Id derived
-// from the subscription and the payload, so that a notification queued
-// again after a crash (or by a retried Publish) within the duplicate
-// window is stored once.
+// HubOutbox is a websub.Outbox on JetStream: stream HUBOUT (declared by
+// queue.HubOutStream), one subject per subscription. A delivery's Seq is
+// its stream sequence, and acknowledging it deletes the message, so the
+// head of a subscriber's queue is simply its first message. Appends carry
+// a Nats-Msg-Id derived from the subscription and the payload, so that a
+// notification queued again after a crash (or by a retried Publish)
+// within the duplicate window is stored once.
 type HubOutbox struct {
 	stream jetstream.Stream
 	js     jetstream.JetStream
@@ -51,46 +35,24 @@ type HubOutbox struct {
 
 var _ websub.Outbox = (*HubOutbox)(nil)
 
-// HubOutbox creates or updates the HUBOUT stream and returns the Outbox on
-// it.
-func (q *Queue) HubOutbox(ctx context.Context, cfg HubOutboxConfig) (*HubOutbox, error) {
-	if cfg.MaxPerSubscriber <= 0 {
-		cfg.MaxPerSubscriber = 10000
-	}
-	if cfg.MaxBytes <= 0 {
-		cfg.MaxBytes = 1 << 30
-	}
-	s, err := q.ensureStream(ctx, jetstream.StreamConfig{
-		Name:        StreamHubOut,
-		Description: "viaduct: change notifications queued for each downstream subscriber",
-		Subjects:    []string{hubOutPrefix + "*"},
-		Retention:   jetstream.LimitsPolicy,
-		// A full queue refuses the new delivery instead of silently
-		// dropping the oldest one, which the subscriber has not had.
-		Discard:              jetstream.DiscardNew,
-		DiscardNewPerSubject: true,
-		MaxMsgsPerSubject:    cfg.MaxPerSubscriber,
-		MaxBytes:             cfg.MaxBytes,
-		MaxMsgs:              -1,
-		Storage:              jetstream.FileStorage,
-		Replicas:             q.cfg.Replicas,
-		Duplicates:           q.cfg.DuplicateWindow,
-		// No direct gets: a replica that has not yet applied an ack's
-		// delete would hand the delivered head out again. Reads go to
-		// the stream's leader.
-		AllowDirect: false,
-	})
+// OpenHubOutbox creates or updates the HUBOUT stream of q and returns the
+// Outbox on it.
+func OpenHubOutbox(ctx context.Context, q *queue.Queue, cfg queue.HubOutConfig, log *slog.Logger) (*HubOutbox, error) {
+	s, err := q.HubOutStream(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &HubOutbox{stream: s, js: q.js, log: q.log}, nil
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &HubOutbox{stream: s, js: q.JetStream(), log: log}, nil
 }
 
 func hubOutSubject(sub string) (string, error) {
 	if sub == "" || strings.ContainsAny(sub, ".*> \t\r\n") {
-		return "", fmt.Errorf("queue: %q is not a subscription id", sub)
+		return "", fmt.Errorf("notify: %q is not a subscription id", sub)
 	}
-	return hubOutPrefix + sub, nil
+	return queue.HubOutPrefix + sub, nil
 }
 
 // Append queues d for sub. A queue at MaxPerSubscriber drops d with a
@@ -115,7 +77,7 @@ func (o *HubOutbox) Append(ctx context.Context, sub string, d websub.Delivery) e
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("queue: appending a delivery for subscription %s: %w", sub, err)
+		return fmt.Errorf("notify: appending a delivery for subscription %s: %w", sub, err)
 	}
 	return nil
 }
@@ -131,7 +93,7 @@ func (o *HubOutbox) Head(ctx context.Context, sub string) (websub.Delivery, bool
 		return websub.Delivery{}, false, nil
 	}
 	if err != nil {
-		return websub.Delivery{}, false, fmt.Errorf("queue: reading the queue of subscription %s: %w", sub, err)
+		return websub.Delivery{}, false, fmt.Errorf("notify: reading the queue of subscription %s: %w", sub, err)
 	}
 	return websub.Delivery{Seq: m.Sequence, Topic: m.Header.Get(headerTopic), Payload: m.Data, Links: decodeLinks(m.Header.Get(headerLinks))}, true, nil
 }
@@ -140,7 +102,7 @@ func (o *HubOutbox) Head(ctx context.Context, sub string) (websub.Delivery, bool
 func (o *HubOutbox) Ack(ctx context.Context, sub string, seq uint64) error {
 	err := o.stream.DeleteMsg(ctx, seq)
 	if err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) && !isNoMsg(err) {
-		return fmt.Errorf("queue: acknowledging delivery %d of subscription %s: %w", seq, sub, err)
+		return fmt.Errorf("notify: acknowledging delivery %d of subscription %s: %w", seq, sub, err)
 	}
 	return nil
 }
@@ -162,7 +124,7 @@ func (o *HubOutbox) Purge(ctx context.Context, sub string) error {
 		return err
 	}
 	if err := o.stream.Purge(ctx, jetstream.WithPurgeSubject(subj)); err != nil {
-		return fmt.Errorf("queue: purging the queue of subscription %s: %w", sub, err)
+		return fmt.Errorf("notify: purging the queue of subscription %s: %w", sub, err)
 	}
 	return nil
 }
@@ -175,7 +137,7 @@ func (o *HubOutbox) Len(ctx context.Context, sub string) (uint64, error) {
 	}
 	info, err := o.stream.Info(ctx, jetstream.WithSubjectFilter(subj))
 	if err != nil {
-		return 0, fmt.Errorf("queue: counting the queue of subscription %s: %w", sub, err)
+		return 0, fmt.Errorf("notify: counting the queue of subscription %s: %w", sub, err)
 	}
 	return info.State.Subjects[subj], nil
 }
