@@ -10,8 +10,8 @@
 // it still decides which node does what when several share a queue,
 // through leases in NATS: the Source leases, which also keep the
 // harvester's cursors in the shared positions bucket (lease.go,
-// cursors.go), the node that publishes change notifications
-// (notify_shared.go) and the node that collects garbage (gc.go). It holds
+// cursors.go) and the node that collects garbage (gc.go); which node
+// publishes change notifications is decided in package notify. It holds
 // no state of its own; what a node knows lives in NATS, the blob store
 // and its catalog.
 package node

@@ -1,4 +1,4 @@
-package node
+package notify
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/viaduct-mirror/viaduct/catalog"
-	notifypkg "github.com/viaduct-mirror/viaduct/notify"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/republish"
 	"github.com/viaduct-mirror/viaduct/websub"
@@ -39,20 +38,26 @@ func (g gatedOutbox) Head(ctx context.Context, sub string) (websub.Delivery, boo
 	return g.Outbox.Head(ctx, sub)
 }
 
-// sharedState is the notifier's state (its cursor per collection) in
+// SharedState is the notifier's state (its cursor per collection) in
 // queue.BucketHub, so that the node that takes over publishing resumes
 // where the last one stopped; a value not there yet is read from the
 // catalog, where versions before kept it.
-type sharedState struct {
+type SharedState struct {
 	kv  jetstream.KeyValue
 	cat *catalog.Catalog
 }
 
-var _ republish.KV = (*sharedState)(nil)
+var _ republish.KV = (*SharedState)(nil)
+
+// NewSharedState is the notifier's state in kv (queue.BucketHub), read
+// from cat where kv holds no value yet.
+func NewSharedState(kv jetstream.KeyValue, cat *catalog.Catalog) *SharedState {
+	return &SharedState{kv: kv, cat: cat}
+}
 
 func stateKey(key string) string { return "state." + queue.KVKey(key) }
 
-func (s *sharedState) Value(ctx context.Context, key string) ([]byte, error) {
+func (s *SharedState) Value(ctx context.Context, key string) ([]byte, error) {
 	e, err := s.kv.Get(ctx, stateKey(key))
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return s.cat.Value(ctx, key)
@@ -63,7 +68,7 @@ func (s *sharedState) Value(ctx context.Context, key string) ([]byte, error) {
 	return e.Value(), nil
 }
 
-func (s *sharedState) SetValue(ctx context.Context, key string, value []byte) error {
+func (s *SharedState) SetValue(ctx context.Context, key string, value []byte) error {
 	if _, err := s.kv.Put(ctx, stateKey(key), value); err != nil {
 		return fmt.Errorf("storing %s: %w", key, err)
 	}
@@ -73,8 +78,8 @@ func (s *sharedState) SetValue(ctx context.Context, key string, value []byte) er
 // sharedHubStore opens the shared subscription store, carrying over the
 // subscriptions an earlier version kept in the catalog when the shared
 // store holds none yet.
-func sharedHubStore(ctx context.Context, n *Node, log *slog.Logger) (*notifypkg.HubSubscriptions, error) {
-	subs, err := notifypkg.OpenHubSubscriptions(ctx, n.q)
+func sharedHubStore(ctx context.Context, d Deps, log *slog.Logger) (*HubSubscriptions, error) {
+	subs, err := OpenHubSubscriptions(ctx, d.Queue)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +87,7 @@ func sharedHubStore(ctx context.Context, n *Node, log *slog.Logger) (*notifypkg.
 	if err != nil || len(have) > 0 {
 		return subs, err
 	}
-	old, err := republish.NewSubscriptionStore(n.cat).List(ctx)
+	old, err := republish.NewSubscriptionStore(d.Catalog).List(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("reading the hub subscriptions kept in the catalog: %w", err)
 	}
@@ -101,14 +106,14 @@ func sharedHubStore(ctx context.Context, n *Node, log *slog.Logger) (*notifypkg.
 // node holds the notify lease, until ctx ends. A node takes the lease only
 // once its catalog has caught up with EVENTS, so that the notifications it
 // builds are those the last holder would have built.
-func leadNotify(ctx context.Context, n *Node, hub *websub.Hub, leading *atomic.Bool, run func(context.Context) error, log *slog.Logger) error {
-	every := n.q.LeaseTTL() / 3
+func leadNotify(ctx context.Context, d Deps, hub *websub.Hub, leading *atomic.Bool, run func(context.Context) error, log *slog.Logger) error {
+	every := d.Queue.LeaseTTL() / 3
 	for ctx.Err() == nil {
-		if ok, err := n.CaughtUp(ctx); err != nil || !ok {
+		if ok, err := d.CaughtUp(ctx); err != nil || !ok {
 			pause(ctx, 100*time.Millisecond)
 			continue
 		}
-		lease, err := n.q.Lease(ctx, leaseNotify)
+		lease, err := d.Queue.Lease(ctx, leaseNotify)
 		if err != nil {
 			if !errors.Is(err, queue.ErrLeaseHeld) && ctx.Err() == nil {
 				log.Warn("taking the notify lease", "err", err)
@@ -116,7 +121,7 @@ func leadNotify(ctx context.Context, n *Node, hub *websub.Hub, leading *atomic.B
 			pause(ctx, every)
 			continue
 		}
-		log.Info("publishing change notifications from this node", "node", n.q.NodeName())
+		log.Info("publishing change notifications from this node", "node", d.Queue.NodeName())
 		lctx, cancel := lease.Context(ctx)
 		leading.Store(true)
 		if hub != nil {

@@ -1,47 +1,76 @@
-package node
+package notify
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
+	"log/slog"
 	"net/http"
-	"net/netip"
 	"sync/atomic"
-	"syscall"
-	"time"
 
-	notifypkg "github.com/viaduct-mirror/viaduct/notify"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/republish"
-	"github.com/viaduct-mirror/viaduct/upstream"
 	"github.com/viaduct-mirror/viaduct/websub"
 )
 
-// notify is the downstream side of change notifications: viaduct's own
-// hub (unless an external hub is configured), mounted at /hub, and the
-// notifier that publishes each collection's changes on its topic.
-type notify struct {
-	hub    *websub.Hub // nil with an external hub or notifications off
-	outbox *notifypkg.HubOutbox
+// Deps are what a node hands its notifications: the stores they read and
+// share, and the node's ways of running goroutines and of telling that
+// its catalog has caught up with EVENTS.
+type Deps struct {
+	Queue     *queue.Queue
+	Catalog   *catalog.Catalog
+	Republish *republish.Server
+	// Registry receives the notification metrics; nil registers none.
+	Registry prometheus.Registerer
+	Log      *slog.Logger
+	// TracerProvider makes the hub's spans; nil uses the global one.
+	TracerProvider trace.TracerProvider
+	// Applied is signalled by the applier after each batch: the notifier
+	// publishes then rather than at the end of its window.
+	Applied <-chan struct{}
+	// Links are the applied events' trace contexts, for the deliveries'
+	// span links.
+	Links *LinkBook
+	// CaughtUp reports whether the catalog has applied every event so
+	// far: a node publishes only then.
+	CaughtUp func(context.Context) (bool, error)
+	// Spawn runs a goroutine owned by the node until ctx ends.
+	Spawn func(name string, f func() error)
 }
 
-// startNotify starts the hub and the notifier when republish.notify is
-// enabled. The notifier runs until ctx ends; the hub until close.
-func startNotify(ctx context.Context, n *Node, repub *republish.Server) (*notify, error) {
+// Notifications are the downstream side of change notifications:
+// viaduct's own hub (unless an external hub is configured), mounted at
+// /hub, and the notifier that publishes each collection's changes on its
+// topic.
+type Notifications struct {
+	hub    *websub.Hub // nil with an external hub or notifications off
+	outbox *HubOutbox
+}
+
+// Start starts the hub and the notifier when republish.notify is
+// enabled. The notifier runs until ctx ends; the hub until Close.
+func Start(ctx context.Context, d Deps) (*Notifications, error) {
+	repub := d.Republish
 	cfg := repub.NotifyConfig()
-	r := &notify{}
+	r := &Notifications{}
 	if !cfg.Enabled {
 		return r, nil
 	}
-	log := n.log.With("role", "notify")
+	log := d.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	log = log.With("role", "notify")
 	var subscribers func() int
 	var queued func(context.Context) (uint64, error)
 	if cfg.ExternalHub == "" {
 		subscribers = func() int { return len(r.hub.Subscriptions()) }
-		queued = func(ctx context.Context) (uint64, error) { return streamDepth(ctx, n.q, queue.StreamHubOut) }
+		queued = func(ctx context.Context) (uint64, error) { return streamDepth(ctx, d.Queue, queue.StreamHubOut) }
 	}
-	nm, err := republish.NewNotifyMetrics(n.reg, subscribers, queued)
+	nm, err := republish.NewNotifyMetrics(d.Registry, subscribers, queued)
 	if err != nil {
 		return nil, fmt.Errorf("registering notification metrics: %w", err)
 	}
@@ -50,7 +79,7 @@ func startNotify(ctx context.Context, n *Node, repub *republish.Server) (*notify
 	if cfg.ExternalHub != "" {
 		pub = &websub.ExternalHub{URL: cfg.ExternalHub, Client: nm.Client(hubClient(cfg.AllowLoopbackCallbacks))}
 	} else {
-		outbox, err := notifypkg.OpenHubOutbox(ctx, n.q, queue.HubOutConfig{MaxPerSubscriber: cfg.MaxQueued, MaxBytes: cfg.QueueMaxBytes}, log)
+		outbox, err := OpenHubOutbox(ctx, d.Queue, queue.HubOutConfig{MaxPerSubscriber: cfg.MaxQueued, MaxBytes: cfg.QueueMaxBytes}, log)
 		if err != nil {
 			return nil, err
 		}
@@ -61,7 +90,7 @@ func startNotify(ctx context.Context, n *Node, repub *republish.Server) (*notify
 		}
 		hcfg := cfg.Hub
 		hcfg.URL = repub.HubURL()
-		store, err := sharedHubStore(ctx, n, log)
+		store, err := sharedHubStore(ctx, d, log)
 		if err != nil {
 			return nil, err
 		}
@@ -72,7 +101,7 @@ func startNotify(ctx context.Context, n *Node, repub *republish.Server) (*notify
 			Policy: policy,
 			Logger: log,
 
-			TracerProvider: n.opts.TracerProvider,
+			TracerProvider: d.TracerProvider,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("starting hub: %w", err)
@@ -87,84 +116,52 @@ func startNotify(ctx context.Context, n *Node, repub *republish.Server) (*notify
 			default:
 			}
 		}); err != nil {
-			r.close()
+			r.Close()
 			return nil, err
 		}
-		n.spawn("hub-follow", func() error { return followHub(ctx, hub, changed, log) })
+		d.Spawn("hub-follow", func() error { return followHub(ctx, hub, changed, log) })
 		pub = r.hub
 	}
-	pub = newLinkingPublisher(pub, n.links, repub.TopicCollection)
-	kv, err := n.q.Bucket(ctx, queue.BucketHub)
+	pub = newLinkingPublisher(pub, d.Links, repub.TopicCollection)
+	kv, err := d.Queue.Bucket(ctx, queue.BucketHub)
 	if err != nil {
-		r.close()
+		r.Close()
 		return nil, err
 	}
-	nf, err := republish.NewNotifier(repub, &sharedState{kv: kv, cat: n.cat}, nm.Publisher(repub, pub), log)
+	nf, err := republish.NewNotifier(repub, &SharedState{kv: kv, cat: d.Catalog}, nm.Publisher(repub, pub), log)
 	if err != nil {
-		r.close()
+		r.Close()
 		return nil, err
 	}
 	if r.hub != nil {
 		nf.Subscribed = r.hub.Subscribed
 	}
-	run := func(ctx context.Context) error { return nf.RunWoken(ctx, n.applied) }
-	n.spawn("notifier", func() error { return leadNotify(ctx, n, r.hub, leading, run, log) })
+	run := func(ctx context.Context) error { return nf.RunWoken(ctx, d.Applied) }
+	d.Spawn("notifier", func() error { return leadNotify(ctx, d, r.hub, leading, run, log) })
 	return r, nil
 }
 
-// mount serves the hub's subscription requests.
-func (r *notify) mount(mux *http.ServeMux) {
+// Mount serves the hub's subscription requests.
+func (r *Notifications) Mount(mux *http.ServeMux) {
 	if r != nil && r.hub != nil {
 		mux.Handle(republish.HubPath, r.hub)
 	}
 }
 
-// close stops the hub's verifications and deliveries; what is queued
+// Close stops the hub's verifications and deliveries; what is queued
 // stays in HUBOUT for the next start.
-func (r *notify) close() error {
+func (r *Notifications) Close() error {
 	if r == nil || r.hub == nil {
 		return nil
 	}
 	return r.hub.Close()
 }
 
-// hubClient is the hub's client for callbacks and the external hub: no
-// redirects, and no connections to loopback, private, link-local or
-// unspecified addresses unless allowLocal, checked on the address really
-// dialled (a policy sees only names).
-func hubClient(allowLocal bool) *http.Client {
-	d := &net.Dialer{Timeout: 10 * time.Second}
-	if !allowLocal {
-		d.Control = func(_, address string, _ syscall.RawConn) error {
-			ap, err := netip.ParseAddrPort(address)
-			if err != nil {
-				return fmt.Errorf("hub: dialling %s: %w", address, err)
-			}
-			if err := upstream.CheckAddress(ap.Addr(), false, false); err != nil {
-				return fmt.Errorf("hub: dialling %s: %w: %w", address, errNotPublic, err)
-			}
-			return nil
-		}
+// Hub is viaduct's own hub; nil with an external hub or notifications
+// off.
+func (r *Notifications) Hub() *websub.Hub {
+	if r == nil {
+		return nil
 	}
-	tr := &http.Transport{
-		Proxy: nil, DialContext: d.DialContext, ForceAttemptHTTP2: true,
-		MaxIdleConns: 100, IdleConnTimeout: 90 * time.Second,
-		TLSHandshakeTimeout: 10 * time.Second, ResponseHeaderTimeout: 30 * time.Second,
-	}
-	return &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-}
-
-var errNotPublic = errors.New("address is not public")
-
-// streamDepth is how many messages a stream holds now.
-func streamDepth(ctx context.Context, q *queue.Queue, stream string) (uint64, error) {
-	s, err := q.JetStream().Stream(ctx, stream)
-	if err != nil {
-		return 0, err
-	}
-	info, err := s.Info(ctx)
-	if err != nil {
-		return 0, err
-	}
-	return info.State.Msgs, nil
+	return r.hub
 }
