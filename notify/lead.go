@@ -12,7 +12,6 @@ import (
 
 	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/queue"
-	"github.com/viaduct-mirror/viaduct/republish"
 	"github.com/viaduct-mirror/viaduct/websub"
 )
 
@@ -47,7 +46,7 @@ type SharedState struct {
 	cat *catalog.Catalog
 }
 
-var _ republish.KV = (*SharedState)(nil)
+var _ KV = (*SharedState)(nil)
 
 // NewSharedState is the notifier's state in kv (queue.BucketHub), read
 // from cat where kv holds no value yet.
@@ -87,7 +86,7 @@ func sharedHubStore(ctx context.Context, d Deps, log *slog.Logger) (*HubSubscrip
 	if err != nil || len(have) > 0 {
 		return subs, err
 	}
-	old, err := republish.NewSubscriptionStore(d.Catalog).List(ctx)
+	old, err := NewSubscriptionStore(d.Catalog).List(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("reading the hub subscriptions kept in the catalog: %w", err)
 	}

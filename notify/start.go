@@ -70,7 +70,7 @@ func Start(ctx context.Context, d Deps) (*Notifications, error) {
 		subscribers = func() int { return len(r.hub.Subscriptions()) }
 		queued = func(ctx context.Context) (uint64, error) { return streamDepth(ctx, d.Queue, queue.StreamHubOut) }
 	}
-	nm, err := republish.NewNotifyMetrics(d.Registry, subscribers, queued)
+	nm, err := NewNotifyMetrics(d.Registry, subscribers, queued)
 	if err != nil {
 		return nil, fmt.Errorf("registering notification metrics: %w", err)
 	}
@@ -128,7 +128,7 @@ func Start(ctx context.Context, d Deps) (*Notifications, error) {
 		r.Close()
 		return nil, err
 	}
-	nf, err := republish.NewNotifier(repub, &SharedState{kv: kv, cat: d.Catalog}, nm.Publisher(repub, pub), log)
+	nf, err := NewNotifier(repub, &SharedState{kv: kv, cat: d.Catalog}, nm.Publisher(repub, pub), log)
 	if err != nil {
 		r.Close()
 		return nil, err
