@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/viaduct-mirror/viaduct/admin"
+	"github.com/viaduct-mirror/viaduct/notify"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/republish"
 	"github.com/viaduct-mirror/viaduct/storage"
@@ -181,23 +182,16 @@ func (n *Node) info(ctx context.Context) admin.NodeInfo {
 			ni.Catalog.Error = err.Error()
 		}
 	}
-	ni.Subscribers = n.note.subscribers(ctx)
+	ni.Subscribers = subscribers(ctx, n.note)
 	return ni
 }
 
 // subscribers lists the hub's downstream subscriptions and what waits
 // for each; none with an external hub or notifications off.
-func (r *notify) subscribers(ctx context.Context) []admin.Subscriber {
-	if r == nil || r.hub == nil {
-		return nil
-	}
+func subscribers(ctx context.Context, note *notify.Notifications) []admin.Subscriber {
 	var out []admin.Subscriber
-	for _, s := range r.hub.Subscriptions() {
-		sub := admin.Subscriber{Topic: s.Topic, Callback: s.Callback, Expires: s.Expires}
-		if r.outbox != nil {
-			sub.Queued, _ = r.outbox.Len(ctx, s.ID())
-		}
-		out = append(out, sub)
+	for _, s := range note.Subscribers(ctx) {
+		out = append(out, admin.Subscriber{Topic: s.Topic, Callback: s.Callback, Expires: s.Expires, Queued: s.Queued})
 	}
 	return out
 }

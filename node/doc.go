@@ -8,9 +8,9 @@
 // is stopped and waited for before Run returns, and a role that stops on
 // an error is run again after a backoff (restart.go). Which node
 // harvests each Source, and the cursors that go with it, the harvester
-// decides (harvester.SourceLeases); node still chooses the node that
-// publishes change notifications (notify_shared.go) and the node that
-// collects garbage (gc.go), through leases in NATS. It holds
+// decides (harvester.SourceLeases); which node publishes change
+// notifications, package notify; node still chooses the node that
+// collects garbage (gc.go), through a lease in NATS. It holds
 // no state of its own; what a node knows lives in NATS, the blob store
 // and its catalog.
 package node

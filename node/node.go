@@ -18,6 +18,7 @@ import (
 
 	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/harvester"
+	"github.com/viaduct-mirror/viaduct/notify"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/republish"
 	"github.com/viaduct-mirror/viaduct/storage"
@@ -48,7 +49,7 @@ type Node struct {
 	cat    *catalog.Catalog
 	roles  *roles
 	repub  *republish.Server
-	note   *notify
+	note   *notify.Notifications
 	faults roleFaults
 	http   *http.Server
 	ln     net.Listener
@@ -75,7 +76,7 @@ type Node struct {
 	opts Options
 	// links carries applied events' trace contexts to the notifications
 	// that tell of them.
-	links *linkBook
+	links *notify.LinkBook
 	// backupMu lets one backup run at a time (see serveBackup).
 	backupMu sync.Mutex
 }
@@ -133,7 +134,7 @@ func Start(ctx context.Context, cfg Config, opts Options) (n *Node, err error) {
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	n.cancel = cancel
 	n.applied = make(chan struct{}, 1)
-	n.opts, n.links = opts, newLinkBook()
+	n.opts, n.links = opts, notify.NewLinkBook()
 	n.spawn("wal", func() error { return n.truncateWAL(runCtx) })
 	n.keep(runCtx, "applier", func(ctx context.Context) error {
 		return catalog.NewApplier(n.cat, n.q, catalog.ApplierOptions{Log: log.With("role", "applier"), Tracer: opts.tracer(), Spans: n.links, Applied: n.applied}).Run(ctx)
@@ -147,7 +148,11 @@ func Start(ctx context.Context, cfg Config, opts Options) (n *Node, err error) {
 	if n.roles, err = startRoles(runCtx, n, opts); err != nil {
 		return n, err
 	}
-	if n.note, err = startNotify(runCtx, n, repub); err != nil {
+	if n.note, err = notify.Start(runCtx, notify.Deps{
+		Queue: n.q, Catalog: n.cat, Republish: repub, Registry: n.reg, Log: n.log,
+		TracerProvider: opts.TracerProvider, Applied: n.applied, Links: n.links,
+		CaughtUp: n.CaughtUp, Spawn: n.spawn,
+	}); err != nil {
 		return n, err
 	}
 
@@ -221,7 +226,7 @@ func (n *Node) Close() error {
 	if n.roles != nil {
 		errs = append(errs, n.roles.close())
 	}
-	errs = append(errs, n.note.close())
+	errs = append(errs, n.note.Close())
 	if n.http != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		errs = append(errs, n.http.Shutdown(ctx))

@@ -50,7 +50,7 @@ func TestNotificationsFailingSubscriber(t *testing.T) {
 		t.Fatalf("subscribe: %v %v", resp, err)
 	}
 	resp.Body.Close()
-	waitFor(t, 10*time.Second, "the subscription", func() bool { return len(n.note.hub.Subscriptions()) == 1 })
+	waitFor(t, 10*time.Second, "the subscription", func() bool { return len(n.note.Hub().Subscriptions()) == 1 })
 
 	mustSync(t, n, "s")
 	waitSettled(t, n, 30*time.Second)
@@ -63,7 +63,7 @@ func TestNotificationsFailingSubscriber(t *testing.T) {
 		}
 	}
 
-	waitFor(t, 10*time.Second, "the lease to end", func() bool { return len(n.note.hub.Subscriptions()) == 0 })
+	waitFor(t, 10*time.Second, "the lease to end", func() bool { return len(n.note.Hub().Subscriptions()) == 0 })
 	before := len(got())
 	src.Update(5)
 	mustSync(t, n, "s")

@@ -80,7 +80,7 @@ func (d *downstream) subscribeTo(t testing.TB, n *Node) websub.Sub {
 func waitHubHolds(t testing.TB, n *Node, callback string) {
 	t.Helper()
 	waitFor(t, 30*time.Second, "the hub of "+n.cfg.Queue.NodeName+" to hold the subscription", func() bool {
-		return slices.ContainsFunc(n.note.hub.Subscriptions(), func(h websub.Subscription) bool { return h.Callback == callback })
+		return slices.ContainsFunc(n.note.Hub().Subscriptions(), func(h websub.Subscription) bool { return h.Callback == callback })
 	})
 }
 

@@ -94,7 +94,7 @@ func TestNotificationsSurviveRestart(t *testing.T) {
 	}
 
 	n = startNode(t, cfg, nil)
-	if subs := n.note.hub.Subscriptions(); len(subs) != 1 || subs[0].Topic != topic {
+	if subs := n.note.Hub().Subscriptions(); len(subs) != 1 || subs[0].Topic != topic {
 		t.Fatalf("after restart the hub holds %+v, want the one subscription to %s", subs, topic)
 	}
 	src.Update(10)

@@ -19,7 +19,7 @@ import (
 func (n *Node) startPublic(ctx context.Context, repub *republish.Server, dumps *republish.Dumps, opts Options) error {
 	mux := http.NewServeMux()
 	n.roles.mount(mux)
-	n.note.mount(mux)
+	n.note.Mount(mux)
 	mountDumps(mux, dumps)
 	// A proxy or an orchestrator checks the port it sends requests to:
 	// the probes answer here too, by status code only (the reasons are

@@ -40,7 +40,7 @@ func TestPushChain(t *testing.T) {
 	b := startNode(t, bcfg, bLogs.logger())
 	mustSync(t, b, "a")
 	waitFor(t, 10*time.Second, "A's hub to verify B's subscription", func() bool {
-		for _, s := range a.note.hub.Subscriptions() {
+		for _, s := range a.note.Hub().Subscriptions() {
 			if strings.HasPrefix(s.Callback, b.URL()+PathCallbacks) && s.Topic == topic {
 				return true
 			}
@@ -234,7 +234,7 @@ func checkPushMetrics(t *testing.T, a, b *Node, d *downstream) {
 	}
 
 	var cb string
-	for _, s := range a.note.hub.Subscriptions() {
+	for _, s := range a.note.Hub().Subscriptions() {
 		if strings.HasPrefix(s.Callback, b.URL()) {
 			cb = s.Callback
 		}

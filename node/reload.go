@@ -65,8 +65,8 @@ func (n *Node) addCollections(ctx context.Context, cols []republish.Collection) 
 	}
 	topics := n.repub.Topics()
 	for _, c := range added {
-		if t, ok := topics[c]; ok && n.note != nil && n.note.hub != nil {
-			n.note.hub.AddTopic(t)
+		if t, ok := topics[c]; ok && n.note.Hub() != nil {
+			n.note.Hub().AddTopic(t)
 		}
 	}
 	n.mu.Lock()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/harvester"
+	"github.com/viaduct-mirror/viaduct/notify"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/queue/queuetest"
 	"github.com/viaduct-mirror/viaduct/sim"
@@ -126,5 +127,5 @@ func notifierState(t testing.TB, n *Node, key string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return (&sharedState{kv: kv, cat: n.Catalog()}).Value(context.Background(), key)
+	return notify.NewSharedState(kv, n.Catalog()).Value(context.Background(), key)
 }

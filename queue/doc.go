@@ -18,7 +18,8 @@
 //     the retry in Viaduct-Retries) and purges them, one, a Source's or
 //     all (deadletter_ops.go).
 //   - HUBOUT (hubout.<subscription id>): the hub's delivery queue of each
-//     downstream subscriber, a websub.Outbox (hubout.go).
+//     downstream subscriber (hubout.go declares the stream; package
+//     notify reads and writes it as the hub's outbox).
 //
 // KV buckets hold what nodes share besides the streams: viaduct_leases
 // (one lease per live node, one per Source, one each for the duties a

@@ -40,7 +40,7 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	defer q.Close()
 	notify := cfg.Republish.Notify
 	if notify.Enabled && notify.ExternalHub == "" {
-		if _, err := q.HubOutbox(ctx, queue.HubOutboxConfig{MaxPerSubscriber: notify.MaxQueued, MaxBytes: notify.QueueMaxBytes}); err != nil {
+		if _, err := q.HubOutStream(ctx, queue.HubOutConfig{MaxPerSubscriber: notify.MaxQueued, MaxBytes: notify.QueueMaxBytes}); err != nil {
 			return err
 		}
 	}

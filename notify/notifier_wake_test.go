@@ -1,9 +1,11 @@
-package republish
+package notify
 
 import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/viaduct-mirror/viaduct/republish"
 
 	"github.com/viaduct-mirror/viaduct/internal/testutil"
 )
@@ -12,7 +14,7 @@ import (
 // catalog changed publishes then, not at the end of its window: with a
 // window of a minute, a change applied and signalled is notified at once.
 func TestNotifierWokenPublishesAtOnce(t *testing.T) {
-	cfg := Config{Notify: NotifyConfig{Enabled: true, Window: time.Minute}}
+	cfg := republish.Config{Notify: republish.NotifyConfig{Enabled: true, Window: time.Minute}}
 	f := newSQLiteFixture(t, cfg)
 	pub := &recorder{}
 	nf, err := NewNotifier(f.srv, f.cat, pub, nil)

@@ -1,4 +1,4 @@
-package republish
+package notify
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/viaduct-mirror/viaduct/catalog"
+	"github.com/viaduct-mirror/viaduct/republish"
 	"github.com/viaduct-mirror/viaduct/websub"
 )
 
@@ -28,8 +29,8 @@ import (
 // than a different one overlapping it; viaduct's hub stores a repeated
 // payload once.
 type Notifier struct {
-	s     *Server
-	cfg   NotifyConfig
+	s     *republish.Server
+	cfg   republish.NotifyConfig
 	state KV
 	pub   websub.Publisher
 	log   *slog.Logger
@@ -45,13 +46,13 @@ type Notifier struct {
 
 // NewNotifier returns the Notifier of s's collections, publishing with
 // pub and keeping its cursors in state.
-func NewNotifier(s *Server, state KV, pub websub.Publisher, logger *slog.Logger) (*Notifier, error) {
-	cfg := s.cfg.Notify.withDefaults()
+func NewNotifier(s *republish.Server, state KV, pub websub.Publisher, logger *slog.Logger) (*Notifier, error) {
+	cfg := s.NotifyConfig()
 	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("republish: notify: %w", err)
+		return nil, fmt.Errorf("notify: %w", err)
 	}
 	if state == nil || pub == nil {
-		return nil, errors.New("republish: notifier needs a state store and a publisher")
+		return nil, errors.New("notify: the notifier needs a state store and a publisher")
 	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -60,7 +61,7 @@ func NewNotifier(s *Server, state KV, pub websub.Publisher, logger *slog.Logger)
 	// A collection added while the node runs is switched on as it is
 	// added, before any of its changes: its subscribers are told of them
 	// all, however soon they come.
-	s.whenAdded(func(ctx context.Context, c string) error {
+	s.WhenAdded(func(ctx context.Context, c string) error {
 		_, err := n.load(ctx, c)
 		return err
 	})
@@ -120,8 +121,8 @@ func (n *Notifier) RunWoken(ctx context.Context, wake <-chan struct{}) error {
 // notification.
 func (n *Notifier) Flush(ctx context.Context) error {
 	var errs []error
-	for _, c := range n.s.collections() {
-		if err := n.flush(ctx, c.Name); err != nil {
+	for _, c := range n.s.CollectionNames() {
+		if err := n.flush(ctx, c); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -140,7 +141,7 @@ func (n *Notifier) flush(ctx context.Context, c string) error {
 		until := cur.Pending
 		if until.IsZero() {
 			var ok bool
-			if until, ok, err = n.s.nextUntil(ctx, c, cur.Until, n.cfg.MaxEntries); err != nil || !ok {
+			if until, ok, err = nextUntil(ctx, n.s, c, cur.Until, n.cfg.MaxEntries); err != nil || !ok {
 				return err
 			}
 			cur.Pending = until
@@ -148,7 +149,7 @@ func (n *Notifier) flush(ctx context.Context, c string) error {
 				return err
 			}
 		}
-		note, err := n.s.buildNotification(ctx, c, cur.Until, until)
+		note, err := buildNotification(ctx, n.s, c, cur.Until, until)
 		if err != nil {
 			return err
 		}
@@ -164,7 +165,7 @@ func (n *Notifier) flush(ctx context.Context, c string) error {
 			return fmt.Errorf("collection %s: publishing the notification of (%s, %s]: %w", c, note.from.Format(time.RFC3339Nano), until.Format(time.RFC3339Nano), err)
 		}
 		n.log.Debug("notifier: published", "collection", c, "from", note.from, "until", until, "entries", note.entries, "bytes", len(note.payload))
-		n.s.m.entries.WithLabelValues("notification").Add(float64(note.entries))
+		n.s.CountNotified(note.entries)
 		cur = cursor{Until: until}
 		err = n.save(wctx, c, cur)
 		cancel()
@@ -180,14 +181,14 @@ func (n *Notifier) flush(ctx context.Context, c string) error {
 // skip moves the cursor of collection c, whose topic has no subscriber,
 // to its last change without publishing anything.
 func (n *Notifier) skip(ctx context.Context, c string, cur cursor) error {
-	st, err := n.s.cat.Stats(ctx, c)
+	last, err := n.s.LastChange(ctx, c)
 	if err != nil {
 		return fmt.Errorf("collection %s: stats: %w", c, err)
 	}
-	if !st.Last.After(cur.Until) {
+	if !last.After(cur.Until) {
 		return nil
 	}
-	return n.save(ctx, c, cursor{Until: st.Last})
+	return n.save(ctx, c, cursor{Until: last})
 }
 
 // load reads collection c's cursor. A collection without one starts at
@@ -197,12 +198,12 @@ func (n *Notifier) load(ctx context.Context, c string) (cursor, error) {
 	var cur cursor
 	b, err := n.state.Value(ctx, cursorKey(c))
 	switch {
-	case errors.Is(err, catalog.ErrNotFound), errors.Is(err, ErrNotFound):
-		st, err := n.s.cat.Stats(ctx, c)
+	case errors.Is(err, catalog.ErrNotFound), errors.Is(err, republish.ErrNotFound):
+		last, err := n.s.LastChange(ctx, c)
 		if err != nil {
 			return cur, fmt.Errorf("collection %s: stats: %w", c, err)
 		}
-		cur.Until = st.Last
+		cur.Until = last
 		if err := n.save(ctx, c, cur); err != nil {
 			return cur, err
 		}

@@ -1,8 +1,10 @@
-package republish
+package notify
 
 import (
 	"context"
 	"testing"
+
+	"github.com/viaduct-mirror/viaduct/republish"
 )
 
 // TestNotifierWithoutSubscribers: while a topic has no subscriber no
@@ -10,7 +12,7 @@ import (
 // once one subscribes, it is notified of what changes from then on, in
 // payloads that continue from there.
 func TestNotifierWithoutSubscribers(t *testing.T) {
-	f := newSQLiteFixture(t, Config{Notify: NotifyConfig{Enabled: true, MaxEntries: 100}})
+	f := newSQLiteFixture(t, republish.Config{Notify: republish.NotifyConfig{Enabled: true, MaxEntries: 100}})
 	ctx := context.Background()
 	pub := &recorder{}
 	nf, err := NewNotifier(f.srv, f.cat, pub, nil)
@@ -29,7 +31,7 @@ func TestNotifierWithoutSubscribers(t *testing.T) {
 	if len(pub.payloads) != 0 {
 		t.Fatalf("%d payloads published with no subscriber, want none", len(pub.payloads))
 	}
-	st, err := f.srv.cat.Stats(ctx, "alpha")
+	st, err := f.srv.LastChange(ctx, "alpha")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +44,7 @@ func TestNotifierWithoutSubscribers(t *testing.T) {
 		t.Fatalf("%d payloads after a subscription and 3 changes, want 1", len(pub.payloads))
 	}
 	h, es := readNotification(t, pub.payloads[0])
-	if len(es) != 3 || !h.MD.From.Equal(st.Last) {
-		t.Errorf("payload of %d entries from %v, want the 3 changes since %v", len(es), h.MD.From, st.Last)
+	if len(es) != 3 || !h.MD.From.Equal(st) {
+		t.Errorf("payload of %d entries from %v, want the 3 changes since %v", len(es), h.MD.From, st)
 	}
 }

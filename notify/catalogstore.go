@@ -1,4 +1,4 @@
-package republish
+package notify
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package republish
+package notify
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/viaduct-mirror/viaduct/republish"
 
 	"github.com/viaduct-mirror/viaduct"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
@@ -60,7 +62,7 @@ func applyN(t *testing.T, f *sqliteFixture, from, n int) {
 // consecutive intervals, and that a pending interval left by a crash is
 // published again byte for byte before anything new.
 func TestNotifierSplitsAndResumes(t *testing.T) {
-	cfg := Config{Notify: NotifyConfig{Enabled: true, MaxEntries: 10}}
+	cfg := republish.Config{Notify: republish.NotifyConfig{Enabled: true, MaxEntries: 10}}
 	f := newSQLiteFixture(t, cfg)
 	ctx := context.Background()
 	pub := &recorder{}
@@ -121,7 +123,7 @@ func TestNotifierSplitsAndResumes(t *testing.T) {
 }
 
 func TestSubscriptionStore(t *testing.T) {
-	f := newSQLiteFixture(t, Config{})
+	f := newSQLiteFixture(t, republish.Config{})
 	ctx := context.Background()
 	st := NewSubscriptionStore(f.cat)
 	a := websub.Subscription{Topic: "http://m/t", Callback: "http://d/a", Secret: "x", Lease: 300, Expires: base}

@@ -1,4 +1,4 @@
-package queue_test
+package notify_test
 
 import (
 	"bytes"
@@ -7,15 +7,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/viaduct-mirror/viaduct/notify"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/queue/queuetest"
 	"github.com/viaduct-mirror/viaduct/websub"
 )
 
+func ctxTimeout(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 func TestHubOutboxOrderAckPurge(t *testing.T) {
 	q := queuetest.Start(t)
 	ctx := ctxTimeout(t, 30*time.Second)
-	o, err := q.HubOutbox(ctx, queue.HubOutboxConfig{})
+	o, err := notify.OpenHubOutbox(ctx, q, queue.HubOutConfig{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,12 +73,12 @@ func TestHubOutboxOrderAckPurge(t *testing.T) {
 func TestHubOutboxSurvivesReopen(t *testing.T) {
 	cfg := queuetest.Config(t)
 	ctx := ctxTimeout(t, 30*time.Second)
-	open := func() (*queue.Queue, *queue.HubOutbox) {
+	open := func() (*queue.Queue, *notify.HubOutbox) {
 		q, err := queue.Open(ctx, cfg, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		o, err := q.HubOutbox(ctx, queue.HubOutboxConfig{})
+		o, err := notify.OpenHubOutbox(ctx, q, queue.HubOutConfig{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,7 +105,7 @@ func TestHubOutboxSurvivesReopen(t *testing.T) {
 func TestHubOutboxFullQueueDrops(t *testing.T) {
 	q := queuetest.Start(t)
 	ctx := context.Background()
-	o, err := q.HubOutbox(ctx, queue.HubOutboxConfig{MaxPerSubscriber: 2})
+	o, err := notify.OpenHubOutbox(ctx, q, queue.HubOutConfig{MaxPerSubscriber: 2}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

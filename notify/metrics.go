@@ -1,4 +1,4 @@
-package republish
+package notify
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/viaduct-mirror/viaduct/republish"
 	"github.com/viaduct-mirror/viaduct/websub"
 )
 
@@ -95,14 +96,14 @@ func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 
 // Publisher returns pub counting what it publishes for s's collections,
 // those added later included.
-func (m *NotifyMetrics) Publisher(s *Server, pub websub.Publisher) websub.Publisher {
+func (m *NotifyMetrics) Publisher(s *republish.Server, pub websub.Publisher) websub.Publisher {
 	return &countingPublisher{m: m, pub: pub, s: s}
 }
 
 type countingPublisher struct {
 	m   *NotifyMetrics
 	pub websub.Publisher
-	s   *Server
+	s   *republish.Server
 }
 
 var _ websub.Publisher = (*countingPublisher)(nil)

@@ -1,4 +1,4 @@
-package node
+package notify
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/viaduct-mirror/viaduct/internal/testutil"
 	"github.com/viaduct-mirror/viaduct/websub"
 )
 
@@ -77,7 +78,7 @@ func TestFollowHubRetriesAFailedRead(t *testing.T) {
 	topic := storedElsewhere(t, store)
 	store.fail.Store(3)
 	changed <- struct{}{}
-	waitFor(t, 10*time.Second, "the hub to take up the subscription", func() bool { return hub.Subscribed(topic) })
+	testutil.Eventually(t, 10*time.Second, "the hub to take up the subscription", func() bool { return hub.Subscribed(topic) })
 	if left := store.fail.Load(); left > 0 {
 		t.Fatalf("the hub knows the subscription with %d failing reads still to come", left)
 	}
@@ -91,5 +92,5 @@ func TestFollowHubCorrectsAStaleRead(t *testing.T) {
 	topic := storedElsewhere(t, store)
 	store.stale.Store(1)
 	changed <- struct{}{}
-	waitFor(t, 3*hubResync, "the hub to take up the subscription", func() bool { return hub.Subscribed(topic) })
+	testutil.Eventually(t, 3*hubResync, "the hub to take up the subscription", func() bool { return hub.Subscribed(topic) })
 }

@@ -1,4 +1,4 @@
-package republish
+package notify
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/viaduct-mirror/viaduct/republish"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 )
 
@@ -21,10 +22,10 @@ type notification struct {
 // nextUntil finds the end of the next notification of collection c after
 // cursor: the time of the max-th change after it, or of the last one if
 // there are fewer. ok is false when nothing changed after cursor.
-func (s *Server) nextUntil(ctx context.Context, c string, cursor time.Time, max int) (until time.Time, ok bool, err error) {
+func nextUntil(ctx context.Context, s *republish.Server, c string, cursor time.Time, max int) (until time.Time, ok bool, err error) {
 	n := 0
-	err = s.cat.Changes(ctx, c, after(cursor), time.Time{}, func(rec *Record) error {
-		until, n = rec.At, n+1
+	err = s.ChangeTimes(ctx, c, after(cursor), func(at time.Time) error {
+		until, n = at, n+1
 		if n >= max {
 			return errStop
 		}
@@ -36,8 +37,11 @@ func (s *Server) nextUntil(ctx context.Context, c string, cursor time.Time, max 
 	return until, n > 0, nil
 }
 
+// errStop ends a walk of the change log early.
+var errStop = errors.New("stop")
+
 // after is the first change time that is after t: change times are
-// whole microseconds, and ChangeLister's from is inclusive.
+// whole microseconds, and the change log's from is inclusive.
 func after(t time.Time) time.Time {
 	if t.IsZero() {
 		return t
@@ -52,27 +56,22 @@ func after(t time.Time) time.Time {
 // the first notification of a collection has no previous until, and
 // states the whole second before its first change instead of the zero
 // time.
-func (s *Server) buildNotification(ctx context.Context, c string, from, until time.Time) (*notification, error) {
+func buildNotification(ctx context.Context, s *republish.Server, c string, from, until time.Time) (*notification, error) {
 	label := from
-	b := s.newEntryBuilder(c)
 	var buf bytes.Buffer
 	var wr *resourcesync.Writer
 	n := &notification{from: from, until: until}
-	err := s.cat.Changes(ctx, c, after(from), after(until), func(rec *Record) error {
+	err := s.ChangeEntries(ctx, c, after(from), after(until), func(at time.Time, e *resourcesync.Entry) error {
 		if wr == nil {
 			if label.IsZero() {
-				label = rec.At.Add(-time.Microsecond).Truncate(time.Second)
+				label = at.Add(-time.Microsecond).Truncate(time.Second)
 				n.from = label
 			}
 			var err error
-			wr, err = resourcesync.NewWriter(&buf, notificationHeader(label, until, s.capabilityListURL(c)))
+			wr, err = resourcesync.NewWriter(&buf, notificationHeader(label, until, s.CapabilityListURL(c)))
 			if err != nil {
 				return err
 			}
-		}
-		e, err := b.change(ctx, rec)
-		if err != nil {
-			return err
 		}
 		n.entries++
 		return wr.Write(e)

@@ -1,4 +1,4 @@
-package queue
+package notify
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/websub"
 )
 
@@ -24,9 +26,10 @@ type HubSubscriptions struct {
 
 var _ websub.Store = (*HubSubscriptions)(nil)
 
-// HubSubscriptions opens the shared store of the hub's subscriptions.
-func (q *Queue) HubSubscriptions(ctx context.Context) (*HubSubscriptions, error) {
-	kv, err := q.Bucket(ctx, BucketHub)
+// OpenHubSubscriptions opens the shared store of the hub's subscriptions
+// in q's BucketHub.
+func OpenHubSubscriptions(ctx context.Context, q *queue.Queue) (*HubSubscriptions, error) {
+	kv, err := q.Bucket(ctx, queue.BucketHub)
 	if err != nil {
 		return nil, err
 	}
@@ -37,10 +40,10 @@ func (q *Queue) HubSubscriptions(ctx context.Context) (*HubSubscriptions, error)
 func (h *HubSubscriptions) Put(ctx context.Context, s websub.Subscription) error {
 	b, err := json.Marshal(s)
 	if err != nil {
-		return fmt.Errorf("queue: encoding the subscription of %s to %s: %w", s.Callback, s.Topic, err)
+		return fmt.Errorf("notify: encoding the subscription of %s to %s: %w", s.Callback, s.Topic, err)
 	}
 	if _, err := h.kv.Put(ctx, hubSubPrefix+s.ID(), b); err != nil {
-		return fmt.Errorf("queue: storing the subscription of %s to %s: %w", s.Callback, s.Topic, err)
+		return fmt.Errorf("notify: storing the subscription of %s to %s: %w", s.Callback, s.Topic, err)
 	}
 	return nil
 }
@@ -48,7 +51,7 @@ func (h *HubSubscriptions) Put(ctx context.Context, s websub.Subscription) error
 // Delete forgets subscription id; an unknown id is not an error.
 func (h *HubSubscriptions) Delete(ctx context.Context, id string) error {
 	if err := h.kv.Delete(ctx, hubSubPrefix+id); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
-		return fmt.Errorf("queue: deleting subscription %s: %w", id, err)
+		return fmt.Errorf("notify: deleting subscription %s: %w", id, err)
 	}
 	return nil
 }
@@ -57,7 +60,7 @@ func (h *HubSubscriptions) Delete(ctx context.Context, id string) error {
 func (h *HubSubscriptions) List(ctx context.Context) ([]websub.Subscription, error) {
 	keys, err := h.kv.ListKeysFiltered(ctx, hubSubPrefix+"*")
 	if err != nil {
-		return nil, fmt.Errorf("queue: listing hub subscriptions: %w", err)
+		return nil, fmt.Errorf("notify: listing hub subscriptions: %w", err)
 	}
 	var out []websub.Subscription
 	for key := range keys.Keys() {
@@ -66,11 +69,11 @@ func (h *HubSubscriptions) List(ctx context.Context) ([]websub.Subscription, err
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("queue: reading hub subscription %s: %w", key, err)
+			return nil, fmt.Errorf("notify: reading hub subscription %s: %w", key, err)
 		}
 		var s websub.Subscription
 		if err := json.Unmarshal(e.Value(), &s); err != nil {
-			return nil, fmt.Errorf("queue: decoding hub subscription %s: %w", key, err)
+			return nil, fmt.Errorf("notify: decoding hub subscription %s: %w", key, err)
 		}
 		out = append(out, s)
 	}
@@ -88,7 +91,7 @@ func (h *HubSubscriptions) List(ctx context.Context) ([]websub.Subscription, err
 func (h *HubSubscriptions) Watch(ctx context.Context, changed func()) error {
 	w, err := h.kv.Watch(ctx, hubSubPrefix+"*", jetstream.UpdatesOnly())
 	if err != nil {
-		return fmt.Errorf("queue: watching hub subscriptions: %w", err)
+		return fmt.Errorf("notify: watching hub subscriptions: %w", err)
 	}
 	go func() {
 		defer w.Stop()

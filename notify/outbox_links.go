@@ -1,4 +1,4 @@
-package queue
+package notify
 
 import (
 	"strings"

@@ -1,4 +1,4 @@
-package node
+package notify
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 
 	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/queue"
-	"github.com/viaduct-mirror/viaduct/republish"
 	"github.com/viaduct-mirror/viaduct/websub"
 )
 
@@ -38,20 +37,26 @@ func (g gatedOutbox) Head(ctx context.Context, sub string) (websub.Delivery, boo
 	return g.Outbox.Head(ctx, sub)
 }
 
-// sharedState is the notifier's state (its cursor per collection) in
+// SharedState is the notifier's state (its cursor per collection) in
 // queue.BucketHub, so that the node that takes over publishing resumes
 // where the last one stopped; a value not there yet is read from the
 // catalog, where versions before kept it.
-type sharedState struct {
+type SharedState struct {
 	kv  jetstream.KeyValue
 	cat *catalog.Catalog
 }
 
-var _ republish.KV = (*sharedState)(nil)
+var _ KV = (*SharedState)(nil)
+
+// NewSharedState is the notifier's state in kv (queue.BucketHub), read
+// from cat where kv holds no value yet.
+func NewSharedState(kv jetstream.KeyValue, cat *catalog.Catalog) *SharedState {
+	return &SharedState{kv: kv, cat: cat}
+}
 
 func stateKey(key string) string { return "state." + queue.KVKey(key) }
 
-func (s *sharedState) Value(ctx context.Context, key string) ([]byte, error) {
+func (s *SharedState) Value(ctx context.Context, key string) ([]byte, error) {
 	e, err := s.kv.Get(ctx, stateKey(key))
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return s.cat.Value(ctx, key)
@@ -62,7 +67,7 @@ func (s *sharedState) Value(ctx context.Context, key string) ([]byte, error) {
 	return e.Value(), nil
 }
 
-func (s *sharedState) SetValue(ctx context.Context, key string, value []byte) error {
+func (s *SharedState) SetValue(ctx context.Context, key string, value []byte) error {
 	if _, err := s.kv.Put(ctx, stateKey(key), value); err != nil {
 		return fmt.Errorf("storing %s: %w", key, err)
 	}
@@ -72,8 +77,8 @@ func (s *sharedState) SetValue(ctx context.Context, key string, value []byte) er
 // sharedHubStore opens the shared subscription store, carrying over the
 // subscriptions an earlier version kept in the catalog when the shared
 // store holds none yet.
-func sharedHubStore(ctx context.Context, n *Node, log *slog.Logger) (*queue.HubSubscriptions, error) {
-	subs, err := n.q.HubSubscriptions(ctx)
+func sharedHubStore(ctx context.Context, d Deps, log *slog.Logger) (*HubSubscriptions, error) {
+	subs, err := OpenHubSubscriptions(ctx, d.Queue)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +86,7 @@ func sharedHubStore(ctx context.Context, n *Node, log *slog.Logger) (*queue.HubS
 	if err != nil || len(have) > 0 {
 		return subs, err
 	}
-	old, err := republish.NewSubscriptionStore(n.cat).List(ctx)
+	old, err := NewSubscriptionStore(d.Catalog).List(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("reading the hub subscriptions kept in the catalog: %w", err)
 	}
@@ -100,14 +105,14 @@ func sharedHubStore(ctx context.Context, n *Node, log *slog.Logger) (*queue.HubS
 // node holds the notify lease, until ctx ends. A node takes the lease only
 // once its catalog has caught up with EVENTS, so that the notifications it
 // builds are those the last holder would have built.
-func leadNotify(ctx context.Context, n *Node, hub *websub.Hub, leading *atomic.Bool, run func(context.Context) error, log *slog.Logger) error {
-	every := n.q.LeaseTTL() / 3
+func leadNotify(ctx context.Context, d Deps, hub *websub.Hub, leading *atomic.Bool, run func(context.Context) error, log *slog.Logger) error {
+	every := d.Queue.LeaseTTL() / 3
 	for ctx.Err() == nil {
-		if ok, err := n.CaughtUp(ctx); err != nil || !ok {
+		if ok, err := d.CaughtUp(ctx); err != nil || !ok {
 			pause(ctx, 100*time.Millisecond)
 			continue
 		}
-		lease, err := n.q.Lease(ctx, leaseNotify)
+		lease, err := d.Queue.Lease(ctx, leaseNotify)
 		if err != nil {
 			if !errors.Is(err, queue.ErrLeaseHeld) && ctx.Err() == nil {
 				log.Warn("taking the notify lease", "err", err)
@@ -115,7 +120,7 @@ func leadNotify(ctx context.Context, n *Node, hub *websub.Hub, leading *atomic.B
 			pause(ctx, every)
 			continue
 		}
-		log.Info("publishing change notifications from this node", "node", n.q.NodeName())
+		log.Info("publishing change notifications from this node", "node", d.Queue.NodeName())
 		lctx, cancel := lease.Context(ctx)
 		leading.Store(true)
 		if hub != nil {

@@ -1,4 +1,4 @@
-package node
+package notify
 
 import (
 	"context"
@@ -9,21 +9,22 @@ import (
 	"github.com/viaduct-mirror/viaduct/websub"
 )
 
-// linkBook keeps, per collection, the span contexts of the events the
+// LinkBook keeps, per collection, the span contexts of the events the
 // applier has written since that collection's topic was last published:
 // the changes the next notification tells subscribers of. The notifier
 // reads the catalog, which keeps no trace context, so the book is how a
 // hub delivery's span links to the changes it notifies. It keeps at most
 // websub.MaxLinks per collection, the first ones.
-type linkBook struct {
+type LinkBook struct {
 	mu    sync.Mutex
 	links map[string][]trace.SpanContext
 }
 
-func newLinkBook() *linkBook { return &linkBook{links: map[string][]trace.SpanContext{}} }
+// NewLinkBook returns an empty book.
+func NewLinkBook() *LinkBook { return &LinkBook{links: map[string][]trace.SpanContext{}} }
 
 // Add records an applied event of collection.
-func (b *linkBook) Add(collection string, sc trace.SpanContext) {
+func (b *LinkBook) Add(collection string, sc trace.SpanContext) {
 	if b == nil || !sc.IsValid() {
 		return
 	}
@@ -35,7 +36,7 @@ func (b *linkBook) Add(collection string, sc trace.SpanContext) {
 }
 
 // take returns and forgets what was recorded for collection.
-func (b *linkBook) take(collection string) []trace.SpanContext {
+func (b *LinkBook) take(collection string) []trace.SpanContext {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	ls := b.links[collection]
@@ -44,10 +45,10 @@ func (b *linkBook) take(collection string) []trace.SpanContext {
 }
 
 // linkingPublisher hands the hub, with each publication, the changes it
-// notifies (see linkBook).
+// notifies (see LinkBook).
 type linkingPublisher struct {
 	next websub.Publisher
-	book *linkBook
+	book *LinkBook
 	// collection is the collection whose topic a topic is, for those
 	// added by a reload too.
 	collection func(topic string) string
@@ -55,7 +56,7 @@ type linkingPublisher struct {
 
 var _ websub.Publisher = (*linkingPublisher)(nil)
 
-func newLinkingPublisher(next websub.Publisher, book *linkBook, collection func(topic string) string) *linkingPublisher {
+func newLinkingPublisher(next websub.Publisher, book *LinkBook, collection func(topic string) string) *linkingPublisher {
 	return &linkingPublisher{next: next, book: book, collection: collection}
 }
 
