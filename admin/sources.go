@@ -29,6 +29,12 @@ type SourceView struct {
 	// LeasedBy is the node holding the Source's lease when harvesters
 	// share Sources.
 	LeasedBy string `json:"leased_by,omitempty"`
+	// Push is true while the Source is followed by its change
+	// notifications; LastNotified is when the last one came. A push
+	// Source is last heard from at LastNotified, a polled one at its last
+	// pass.
+	Push         bool      `json:"push,omitempty"`
+	LastNotified time.Time `json:"last_notified,omitzero"`
 	// LastPass is the last pass that ended, LastSuccess when the last
 	// successful one ended, LastError the last that failed, its error in
 	// full.
@@ -57,6 +63,7 @@ type SourceView struct {
 func viewSource(st harvester.SourceStatus, c sourceCount, dead uint64) SourceView {
 	return SourceView{Name: st.Name, URL: st.URL, Collection: st.Collection, Schedule: st.Schedule,
 		State: st.State, RunningSince: st.RunningSince, Rebaselining: st.Rebaselining, Pending: st.Pending, LeasedBy: st.LeasedBy,
+		Push: st.Push, LastNotified: st.LastNotified,
 		LastPass: st.LastPass, LastSuccess: st.LastSuccess, LastError: st.LastError,
 		Cursor: st.Cursor, CursorLag: Duration(st.CursorLag), Baseline: st.Baseline, Recent: st.Recent,
 		Queued: c.queued, Fetched: c.fetched, Failed: c.failed, DeadLetters: dead}

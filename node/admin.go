@@ -133,7 +133,7 @@ const probeKey = "00000000000000000000000000000000000000000000000000000000000000
 
 // info is the node as the status page shows it.
 func (n *Node) info(ctx context.Context) admin.NodeInfo {
-	ni := admin.NodeInfo{Version: n.version, Started: n.started}
+	ni := admin.NodeInfo{Name: n.q.NodeName(), Version: n.version, Started: n.started, Disk: n.diskInfo(), Rates: n.rateInfo()}
 	ok, conds := n.ready.Check(ctx)
 	ni.Ready = ok
 	for _, c := range conds {
@@ -155,10 +155,7 @@ func (n *Node) info(ctx context.Context) admin.NodeInfo {
 		st := s.CachedInfo().State
 		ni.NATS.Streams = append(ni.NATS.Streams, admin.StreamDepth{Name: name, Messages: st.Msgs, Bytes: st.Bytes})
 	}
-	ni.Blobs = admin.BlobsInfo{Kind: n.cfg.Blobs.Kind, Where: n.cfg.Blobs.Dir, Reachable: true}
-	if rel, err := filepath.Rel(n.cfg.DataDir, n.cfg.Blobs.Dir); err == nil && !strings.HasPrefix(rel, "..") {
-		ni.Blobs.Where = "<data_dir>/" + rel
-	}
+	ni.Blobs = admin.BlobsInfo{Kind: n.cfg.Blobs.Kind, Where: n.shortPath(n.cfg.Blobs.Dir), Reachable: true}
 	if n.cfg.Blobs.Kind == "s3" {
 		ni.Blobs.Where = n.cfg.Blobs.S3.Endpoint + "/" + n.cfg.Blobs.S3.Bucket
 	}
@@ -182,6 +179,25 @@ func (n *Node) info(ctx context.Context) admin.NodeInfo {
 	}
 	ni.Subscribers = n.note.subscribers(ctx)
 	return ni
+}
+
+// shortPath writes a path inside the data directory from there, which is
+// what an operator recognises.
+func (n *Node) shortPath(dir string) string {
+	if rel, err := filepath.Rel(n.cfg.DataDir, dir); err == nil && !strings.HasPrefix(rel, "..") && rel != "." {
+		return "<data_dir>/" + rel
+	}
+	return dir
+}
+
+// rateInfo is what the fetch workers stored over the last minutes.
+func (n *Node) rateInfo() admin.Rates {
+	if n.rates == nil {
+		return admin.Rates{}
+	}
+	res, over, ok := n.rates.rate(rateResources)
+	byt, _, _ := n.rates.rate(rateBytes)
+	return admin.Rates{Known: ok, Over: admin.Duration(over), Resources: res, Bytes: byt}
 }
 
 // subscribers lists the hub's downstream subscriptions and what waits
