@@ -181,13 +181,18 @@ func (n *Node) info(ctx context.Context) admin.NodeInfo {
 	return ni
 }
 
-// shortPath writes a path inside the data directory from there, which is
-// what an operator recognises.
+// shortPath writes a path inside the data directory (data_dir) from
+// there: the page then reads the same on every node, and shows no more of
+// the machine's layout than the configuration does.
 func (n *Node) shortPath(dir string) string {
-	if rel, err := filepath.Rel(n.cfg.DataDir, dir); err == nil && !strings.HasPrefix(rel, "..") && rel != "." {
-		return "<data_dir>/" + rel
+	rel, err := filepath.Rel(n.cfg.DataDir, dir)
+	switch {
+	case err != nil || strings.HasPrefix(rel, ".."):
+		return dir
+	case rel == ".":
+		return "<data_dir>"
 	}
-	return dir
+	return "<data_dir>/" + rel
 }
 
 // rateInfo is what the fetch workers stored over the last minutes.

@@ -89,7 +89,7 @@ func TestStatusPageInABrowser(t *testing.T) {
 		regexp.MustCompile(`id="blobs" class="ok">reachable<`),
 		regexp.MustCompile(`id="catalog" class="num">17 resources`),
 		regexp.MustCompile(`id="rates" class="num">\d+\.\d resources/s, \d+(\.\d)? [KMG]?i?B/s<`),
-		regexp.MustCompile(`data-disk="data directory"><th>free space: data directory</th><td class="num (ok|bad)">[\d.]+ [KMGT]i?B free of [\d.]+ [KMGTP]i?B \(\d+%\)<`),
+		regexp.MustCompile(`data-disk="data directory"><th>free space: data directory</th><td class="num (ok|bad)">[\d.]+ [KMGT]i?B free of [\d.]+ [KMGTP]i?B \(\d+%\)</td><td>&lt;data_dir&gt;</td>`),
 		regexp.MustCompile(`data-disk="blob store">.*free of.*&lt;data_dir&gt;/blobs`),
 		regexp.MustCompile(`data-stream="CHANGES"><th>stream CHANGES</th><td class="num">0 messages<`),
 		regexp.MustCompile(`0 events behind`),
