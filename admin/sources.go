@@ -29,6 +29,12 @@ type SourceView struct {
 	// LeasedBy is the node holding the Source's lease when harvesters
 	// share Sources.
 	LeasedBy string `json:"leased_by,omitempty"`
+	// Push is true while the Source is followed by its change
+	// notifications; LastNotified is when the last one came. A push
+	// Source is last heard from at LastNotified, a polled one at its last
+	// pass.
+	Push         bool      `json:"push,omitempty"`
+	LastNotified time.Time `json:"last_notified,omitzero"`
 	// LastPass is the last pass that ended, LastSuccess when the last
 	// successful one ended, LastError the last that failed, its error in
 	// full.
@@ -51,15 +57,22 @@ type SourceView struct {
 	Failed  uint64 `json:"changes_failed"`
 	// DeadLetters are the Source's dead letters waiting now.
 	DeadLetters uint64 `json:"dead_letters"`
+	// Warnings are what the last pass read although the Source wrote it
+	// its own way (docs/validation.md); Gaps the last times its Change
+	// Lists no longer reached back to the cursor, and how each was closed.
+	Warnings []harvester.Warning `json:"warnings,omitempty"`
+	Gaps     []harvester.Gap     `json:"gaps,omitempty"`
 }
 
 // viewSource is st with its counts.
 func viewSource(st harvester.SourceStatus, c sourceCount, dead uint64) SourceView {
 	return SourceView{Name: st.Name, URL: st.URL, Collection: st.Collection, Schedule: st.Schedule,
 		State: st.State, RunningSince: st.RunningSince, Rebaselining: st.Rebaselining, Pending: st.Pending, LeasedBy: st.LeasedBy,
+		Push: st.Push, LastNotified: st.LastNotified,
 		LastPass: st.LastPass, LastSuccess: st.LastSuccess, LastError: st.LastError,
 		Cursor: st.Cursor, CursorLag: Duration(st.CursorLag), Baseline: st.Baseline, Recent: st.Recent,
-		Queued: c.queued, Fetched: c.fetched, Failed: c.failed, DeadLetters: dead}
+		Queued: c.queued, Fetched: c.fetched, Failed: c.failed, DeadLetters: dead,
+		Warnings: st.Warnings, Gaps: st.Gaps}
 }
 
 // sources builds the views of every Source.

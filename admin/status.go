@@ -4,9 +4,11 @@ import (
 	"cmp"
 	"context"
 	_ "embed"
+	"fmt"
 	"html/template"
 	"net/http"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/viaduct-mirror/viaduct/queue"
@@ -15,6 +17,8 @@ import (
 // NodeInfo is the node as a whole, for the status page and GET
 // /admin/status.
 type NodeInfo struct {
+	// Name is the name the node holds leases under (queue.node_name).
+	Name    string    `json:"name"`
 	Version string    `json:"version"`
 	Started time.Time `json:"started"`
 	// Ready and Conditions are what /readyz answers.
@@ -23,6 +27,11 @@ type NodeInfo struct {
 	NATS       NATSInfo    `json:"nats"`
 	Blobs      BlobsInfo   `json:"blobs"`
 	Catalog    CatalogInfo `json:"catalog"`
+	// Rates are what this node's fetch workers stored lately.
+	Rates Rates `json:"rates"`
+	// Disk is the room left where the node writes: the data directory,
+	// then the blob store.
+	Disk []DiskInfo `json:"disk"`
 	// Subscribers are the downstream WebSub subscriptions of this node's
 	// hub and the deliveries queued for each.
 	Subscribers []Subscriber `json:"subscribers"`
@@ -70,6 +79,26 @@ type CatalogInfo struct {
 	Error       string `json:"error,omitempty"`
 }
 
+// Rates are resources and bytes stored per second over the last minutes
+// (Over); Known is false until two samples have been taken.
+type Rates struct {
+	Known     bool     `json:"known"`
+	Over      Duration `json:"over,omitzero"`
+	Resources float64  `json:"resources_per_second"`
+	Bytes     float64  `json:"bytes_per_second"`
+}
+
+// DiskInfo is the free space of one file system the node writes to. When
+// Known is false, Error says why (an S3 store does not say).
+type DiskInfo struct {
+	Name  string `json:"name"`
+	Where string `json:"where"`
+	Known bool   `json:"known"`
+	Free  uint64 `json:"free_bytes,omitempty"`
+	Size  uint64 `json:"size_bytes,omitempty"`
+	Error string `json:"error,omitempty"`
+}
+
 // Subscriber is one downstream subscription.
 type Subscriber struct {
 	Topic    string    `json:"topic"`
@@ -91,7 +120,34 @@ var statusTmpl = template.Must(template.New("status").Funcs(template.FuncMap{
 	"bytes":  humanBytes,
 	"ubytes": func(n uint64) string { return humanBytes(int64(min(n, 1<<62))) },
 	"dur":    func(d Duration) string { return d.String() },
+	"plural": plural,
+	"cause":  Cause,
+	"rate":   func(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) },
+	"brate":  func(f float64) string { return humanBytes(int64(f)) + "/s" },
+	"disk":   diskLine,
+	"low":    func(d DiskInfo) bool { return d.Known && d.Size > 0 && d.Free*10 < d.Size },
 }).Parse(statusHTML))
+
+// plural writes n and the noun, with an s unless n is 1.
+func plural(n any, noun string) string {
+	s := fmt.Sprint(n)
+	if s == "1" {
+		return s + " " + noun
+	}
+	return s + " " + noun + "s"
+}
+
+// diskLine says how much room a file system has left.
+func diskLine(d DiskInfo) string {
+	if !d.Known {
+		return d.Error
+	}
+	line := humanBytes(int64(min(d.Free, 1<<62))) + " free"
+	if d.Size > 0 {
+		line += fmt.Sprintf(" of %s (%d%%)", humanBytes(int64(min(d.Size, 1<<62))), d.Free*100/d.Size)
+	}
+	return line
+}
 
 // deadKind is one row of the dead letters by reason.
 type deadKind struct {

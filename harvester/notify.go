@@ -29,9 +29,10 @@ type Push struct {
 	log *slog.Logger
 
 	mu      sync.Mutex
-	chans   map[string]*channel // by Source name
-	byID    map[string]string   // Source name by subscription ID
-	pending map[string]catchUp  // catch-ups asked for, by Source name
+	chans   map[string]*channel  // by Source name
+	byID    map[string]string    // Source name by subscription ID
+	pending map[string]catchUp   // catch-ups asked for, by Source name
+	heard   map[string]time.Time // last notification taken, by Source name
 
 	kick   chan struct{}
 	cancel context.CancelFunc
@@ -83,7 +84,7 @@ func (h *Harvester) StartPush(ctx context.Context, callbackBase string, opts web
 		opts.Logger = h.log
 	}
 	p := &Push{h: h, cfg: cfg, tr: websub.NewTracker(cfg.QuietWindow, nil), log: h.log,
-		chans: map[string]*channel{}, byID: map[string]string{}, pending: map[string]catchUp{},
+		chans: map[string]*channel{}, byID: map[string]string{}, pending: map[string]catchUp{}, heard: map[string]time.Time{},
 		kick: make(chan struct{}, 1), done: make(chan struct{})}
 	sub, err := websub.NewSubscriber(cfg.Subscriber, opts, p.notify)
 	if err != nil {

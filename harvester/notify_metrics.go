@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -61,6 +62,9 @@ func (p *Push) serveCounted(w http.ResponseWriter, r *http.Request) {
 	id := path.Base(r.URL.Path)
 	p.mu.Lock()
 	name := p.byID[id]
+	if sw.status/100 == 2 && name != "" {
+		p.heard[name] = time.Now()
+	}
 	p.mu.Unlock()
 	m := p.h.m.notify
 	if sw.status/100 == 2 {

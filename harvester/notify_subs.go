@@ -214,3 +214,16 @@ func (h *Harvester) pushing() *Push {
 	defer h.mu.Unlock()
 	return h.push
 }
+
+// following reports whether the Source's subscription is active and when
+// its last notification was taken (zero: none since the process started).
+func (p *Push) following(name string) (active bool, heard time.Time) {
+	p.mu.Lock()
+	ch, heard := p.chans[name], p.heard[name]
+	p.mu.Unlock()
+	if ch == nil || ch.ID == "" {
+		return false, heard
+	}
+	sub, found := p.sub.Get(ch.ID)
+	return found && sub.State == websub.Active, heard
+}

@@ -31,6 +31,12 @@ type SourceStatus struct {
 	// LeasedBy is the node that holds the Source's lease when harvesters
 	// share Sources; empty on a node that harvests every Source itself.
 	LeasedBy string `json:"leased_by,omitempty"`
+	// Push is true while the Source is followed by its change
+	// notifications (its subscription is active): it is then polled only
+	// on the push schedule, and LastNotified, not the last pass, says when
+	// it was last heard from.
+	Push         bool      `json:"push,omitempty"`
+	LastNotified time.Time `json:"last_notified,omitzero"`
 	// LastPass is the last pass that ended, LastSuccess when the last
 	// successful one ended, LastError the last that failed.
 	LastPass    *PassRecord `json:"last_pass,omitempty"`
@@ -99,6 +105,9 @@ func (h *Harvester) status(ctx context.Context, s *source) SourceStatus {
 	st.Warnings = append([]Warning(nil), t.warnings...)
 	st.Gaps = append([]Gap(nil), t.gaps...)
 	h.ctl.mu.Unlock()
+	if p := h.pushing(); p != nil {
+		st.Push, st.LastNotified = p.following(s.Name)
+	}
 
 	if v, err := h.deps.Cursors.Cursor(ctx, s.Name, curChanges); err == nil && v != "" {
 		if c, err := resourcesync.ParseTime(v); err == nil {

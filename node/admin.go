@@ -135,7 +135,7 @@ const probeKey = "00000000000000000000000000000000000000000000000000000000000000
 
 // info is the node as the status page shows it.
 func (n *Node) info(ctx context.Context) admin.NodeInfo {
-	ni := admin.NodeInfo{Version: n.version, Started: n.started}
+	ni := admin.NodeInfo{Name: n.q.NodeName(), Version: n.version, Started: n.started, Disk: n.diskInfo(), Rates: n.rateInfo()}
 	ok, conds := n.ready.Check(ctx)
 	ni.Ready = ok
 	for _, c := range conds {
@@ -157,10 +157,7 @@ func (n *Node) info(ctx context.Context) admin.NodeInfo {
 		st := s.CachedInfo().State
 		ni.NATS.Streams = append(ni.NATS.Streams, admin.StreamDepth{Name: name, Messages: st.Msgs, Bytes: st.Bytes})
 	}
-	ni.Blobs = admin.BlobsInfo{Kind: n.cfg.Blobs.Kind, Where: n.cfg.Blobs.Dir, Reachable: true}
-	if rel, err := filepath.Rel(n.cfg.DataDir, n.cfg.Blobs.Dir); err == nil && !strings.HasPrefix(rel, "..") {
-		ni.Blobs.Where = "<data_dir>/" + rel
-	}
+	ni.Blobs = admin.BlobsInfo{Kind: n.cfg.Blobs.Kind, Where: n.shortPath(n.cfg.Blobs.Dir), Reachable: true}
 	if n.cfg.Blobs.Kind == "s3" {
 		ni.Blobs.Where = n.cfg.Blobs.S3.Endpoint + "/" + n.cfg.Blobs.S3.Bucket
 	}
@@ -184,6 +181,30 @@ func (n *Node) info(ctx context.Context) admin.NodeInfo {
 	}
 	ni.Subscribers = subscribers(ctx, n.note)
 	return ni
+}
+
+// shortPath writes a path inside the data directory (data_dir) from
+// there: the page then reads the same on every node, and shows no more of
+// the machine's layout than the configuration does.
+func (n *Node) shortPath(dir string) string {
+	rel, err := filepath.Rel(n.cfg.DataDir, dir)
+	switch {
+	case err != nil || strings.HasPrefix(rel, ".."):
+		return dir
+	case rel == ".":
+		return "<data_dir>"
+	}
+	return "<data_dir>/" + rel
+}
+
+// rateInfo is what the fetch workers stored over the last minutes.
+func (n *Node) rateInfo() admin.Rates {
+	if n.rates == nil {
+		return admin.Rates{}
+	}
+	res, over, ok := n.rates.rate(rateResources)
+	byt, _, _ := n.rates.rate(rateBytes)
+	return admin.Rates{Known: ok, Over: admin.Duration(over), Resources: res, Bytes: byt}
 }
 
 // subscribers lists the hub's downstream subscriptions and what waits

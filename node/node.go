@@ -63,6 +63,7 @@ type Node struct {
 	reloader  Reloader
 	version   string
 	started   time.Time
+	rates     *rateWindow
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -130,12 +131,15 @@ func Start(ctx context.Context, cfg Config, opts Options) (n *Node, err error) {
 	}
 
 	n.reg.MustRegister(newCatalogCollector(n))
+	n.reg.MustRegister(n.diskGauges()...)
 
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	n.cancel = cancel
 	n.applied = make(chan struct{}, 1)
 	n.opts, n.links = opts, notify.NewLinkBook()
 	n.spawn("wal", func() error { return n.truncateWAL(runCtx) })
+	n.rates = newRateWindow(rateSpan)
+	n.spawn("rates", func() error { return sampleRates(runCtx, n.rates, n.reg, rateEvery) })
 	n.keep(runCtx, "applier", func(ctx context.Context) error {
 		return catalog.NewApplier(n.cat, n.q, catalog.ApplierOptions{Log: log.With("role", "applier"), Tracer: opts.tracer(), Spans: n.links, Applied: n.applied}).Run(ctx)
 	})

@@ -35,7 +35,7 @@ func (n *Node) startPublic(ctx context.Context, repub *republish.Server, dumps *
 		ErrorLog:          n.httpErrorLog(),
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
-	n.ln = public.Harden(n.http, n.ln, n.cfg.Public, republish.Expensive, n.log.With("role", "http"), n.reg)
+	n.ln = public.Harden(n.http, n.ln, n.cfg.Public, public.Routes{Expensive: republish.Expensive, Kind: routeKind}, n.log.With("role", "http"), n.reg)
 	n.spawn("http", func() error {
 		if err := n.http.Serve(n.ln); !errors.Is(err, http.ErrServerClosed) {
 			return err

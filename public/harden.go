@@ -38,12 +38,24 @@ func newLimits(reg prometheus.Registerer) *limits {
 	return m
 }
 
+// Routes tells the listener what a request is: the URL layout is the
+// republisher's.
+type Routes struct {
+	// Expensive reports a request that scans the catalog or downloads a
+	// Dump, which max_expensive bounds.
+	Expensive func(*http.Request) bool
+	// Kind names a request's route kind (KindDocument, ...) for the
+	// latency histogram; nil counts every request as other.
+	Kind func(*http.Request) string
+}
+
 // Harden applies cfg to the public server srv, whose listener is
-// ln, and returns the listener to serve on. The server's own WriteTimeout
+// ln, and returns the listener to serve on. Every request is timed, the
+// ones refused for max_expensive included. The server's own WriteTimeout
 // stays off: it would bound a whole response, and a 50,000-entry list to a
 // slow but honest Destination may take longer than any fixed bound; each
 // write gets cfg.WriteTimeout instead (see limitedConn).
-func Harden(srv *http.Server, ln net.Listener, cfg Config, expensive func(*http.Request) bool, log *slog.Logger, reg prometheus.Registerer) *Listener {
+func Harden(srv *http.Server, ln net.Listener, cfg Config, routes Routes, log *slog.Logger, reg prometheus.Registerer) *Listener {
 	m := newLimits(reg)
 	l := &Listener{Listener: ln, max: cfg.maxConns(), perClient: cfg.MaxConnsPerClient, writeTimeout: cfg.WriteTimeout, retryAfter: cfg.RetryAfter,
 		m: m, log: log, conns: map[*limitedConn]struct{}{}, byClient: map[string]int{}}
@@ -56,7 +68,11 @@ func Harden(srv *http.Server, ln net.Listener, cfg Config, expensive func(*http.
 			prev(c, s)
 		}
 	}
-	srv.Handler = limitExpensive(srv.Handler, expensive, cfg.MaxExpensive, cfg.RetryAfter, m)
+	kind := routes.Kind
+	if kind == nil {
+		kind = func(*http.Request) string { return KindOther }
+	}
+	srv.Handler = timeRequests(limitExpensive(srv.Handler, routes.Expensive, cfg.MaxExpensive, cfg.RetryAfter, m), kind, reg)
 	log.Info("public listener limits", "max_conns", l.max, "max_conns_per_client", l.perClient,
 		"read_timeout", cfg.ReadTimeout, "write_timeout", cfg.WriteTimeout, "idle_timeout", cfg.IdleTimeout, "max_expensive", cfg.MaxExpensive)
 	return l

@@ -26,7 +26,7 @@ func listenHardened(t *testing.T, cfg Config) (string, *Listener) {
 		t.Fatal(err)
 	}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") })}
-	l := Harden(srv, ln, cfg, func(*http.Request) bool { return false }, slog.New(slog.DiscardHandler), prometheus.NewRegistry())
+	l := Harden(srv, ln, cfg, Routes{Expensive: func(*http.Request) bool { return false }}, slog.New(slog.DiscardHandler), prometheus.NewRegistry())
 	go srv.Serve(l)
 	t.Cleanup(func() { srv.Close() })
 	return ln.Addr().String(), l
