@@ -62,6 +62,10 @@ func (p *Pool) handle(ctx context.Context, msg *queue.ChangeMsg, wait time.Durat
 		p.acked(ctx, msg, nil, skip, span, log)
 		return nil
 	}
+	if restores(c, st) {
+		defer end()
+		return p.repaired(ctx, msg, st, span, log)
+	}
 	if ap, ok := p.deps.Events.(AsyncPublisher); ok && p.completions != nil {
 		// A slot bounds the changes past their reading: being committed,
 		// or waiting for their events' acks.
@@ -176,12 +180,14 @@ func (p *Pool) decide(ctx context.Context, msg *queue.ChangeMsg, wait time.Durat
 	if c.Length != nil && *c.Length > p.cfg.MaxBlobBytes {
 		return nil, "", &failure{reason: "too_large", err: fmt.Errorf("declared length %d is above max_blob_bytes %d", *c.Length, p.cfg.MaxBlobBytes), evidence: evidence(c, c.URI)}
 	}
-	ev, skip, err := p.skip(ctx, c, c.Fresh && msg.Delivered <= 1)
-	if err != nil {
-		return nil, "", &failure{reason: "lookup", retry: true, err: err, evidence: evidence(c, c.URI)}
-	}
-	if skip != "" {
-		return done(ev), skip, nil
+	if c.Repair == "" { // a repair is fetched whatever is held: see viaduct.Change.Repair
+		ev, skip, err := p.skip(ctx, c, c.Fresh && msg.Delivered <= 1)
+		if err != nil {
+			return nil, "", &failure{reason: "lookup", retry: true, err: err, evidence: evidence(c, c.URI)}
+		}
+		if skip != "" {
+			return done(ev), skip, nil
+		}
 	}
 	st, f := p.fetch(ctx, msg, client, wait, log)
 	return st, "", f
