@@ -15,6 +15,7 @@ import (
 
 	"github.com/viaduct-mirror/viaduct/admin"
 	"github.com/viaduct-mirror/viaduct/fetch"
+	"github.com/viaduct-mirror/viaduct/fixity"
 	"github.com/viaduct-mirror/viaduct/gc"
 	"github.com/viaduct-mirror/viaduct/harvester"
 	"github.com/viaduct-mirror/viaduct/public"
@@ -61,6 +62,7 @@ type Config struct {
 	Sources   []harvester.SourceConfig `yaml:"sources"`
 	Republish republish.Config         `yaml:"republish"`
 	GC        gc.Config                `yaml:"gc"`
+	Fixity    fixity.Config            `yaml:"fixity"`
 }
 
 // HealthConfig is what /readyz requires and how the node leaves service.
@@ -153,6 +155,7 @@ func Defaults() Config {
 		Harvest:   harvester.Defaults(),
 		Republish: republish.Config{Notify: republish.NotifyDefaults()},
 		GC:        gc.Defaults(),
+		Fixity:    fixity.Defaults(),
 	}
 }
 
@@ -299,7 +302,7 @@ func (c *Config) Validate() error {
 	field("harvest", c.Harvest.Validate())
 	errs = append(errs, c.Harvest.ValidateSources(c.Sources))
 	field("republish.notify", c.Republish.Notify.Validate())
-	errs = append(errs, c.GC.Validate())
+	errs = append(errs, c.GC.Validate(), c.Fixity.Validate())
 	rc := c.Republish
 	if rc.BaseURL == "" {
 		rc.BaseURL = "http://" + c.Listen // as Start fills it in

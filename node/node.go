@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/viaduct-mirror/viaduct/catalog"
+	"github.com/viaduct-mirror/viaduct/fixity"
 	"github.com/viaduct-mirror/viaduct/harvester"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/republish"
@@ -49,6 +50,7 @@ type Node struct {
 	roles  *roles
 	repub  *republish.Server
 	note   *notify
+	fixity *fixity.Audit
 	faults roleFaults
 	http   *http.Server
 	ln     net.Listener
@@ -154,6 +156,9 @@ func Start(ctx context.Context, cfg Config, opts Options) (n *Node, err error) {
 		return n, err
 	}
 	if err := startGC(runCtx, n, repub); err != nil {
+		return n, err
+	}
+	if err := startFixity(runCtx, n); err != nil {
 		return n, err
 	}
 	n.probes()
