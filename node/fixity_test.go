@@ -212,5 +212,3 @@ func get(t *testing.T, url string) (int, []byte) {
 	}
 	return resp.StatusCode, b
 }
-
-
