@@ -61,6 +61,7 @@ func New(cfg Config, deps Deps) (*Audit, error) {
 		return nil, fmt.Errorf("fixity: metrics: %w", err)
 	}
 	a := &Audit{cfg: cfg, deps: deps, log: deps.Logger, m: m, pending: map[string]*pendingRepair{}}
+	m.budget.Set(float64(cfg.BytesPerSecond))
 	if cfg.BytesPerSecond > 0 {
 		a.pace = newPacer(cfg.BytesPerSecond, deps.Now, deps.Sleep)
 	}

@@ -21,6 +21,7 @@ type metrics struct {
 	pending   prometheus.Gauge
 	lastPass  prometheus.Gauge
 	passStart prometheus.Gauge
+	budget    prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -39,6 +40,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help: "When this node's audit last finished a complete pass over the catalog's copies (Unix time); 0 before the first."}),
 		passStart: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "pass_started_timestamp_seconds",
 			Help: "When the pass under way, or the last one, began (Unix time); 0 before the first."}),
+		budget: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "bytes_per_second",
+			Help: "The audit's read budget (fixity.bytes_per_second); 0 when the audit is off."}),
 	}
 	for _, r := range []string{resultOK, resultBad, resultMissing, resultUnreadable} {
 		m.checked.WithLabelValues(r) // every result is exported from the start, at 0
@@ -47,7 +50,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		return m, nil
 	}
 	var errs []error
-	for _, c := range []prometheus.Collector{m.bytes, m.checked, m.repairs, m.pending, m.lastPass, m.passStart} {
+	for _, c := range []prometheus.Collector{m.bytes, m.checked, m.repairs, m.pending, m.lastPass, m.passStart, m.budget} {
 		errs = append(errs, reg.Register(c))
 	}
 	if err := errors.Join(errs...); err != nil {
