@@ -19,7 +19,8 @@ type Audit struct {
 	deps Deps
 	log  *slog.Logger
 	m    *metrics
-	pace *pacer
+	pace *pacer // bytes
+	open *pacer // blobs
 	buf  []byte // the read buffer of check, which runs on one goroutine
 
 	mu       sync.Mutex
@@ -63,7 +64,8 @@ func New(cfg Config, deps Deps) (*Audit, error) {
 	a := &Audit{cfg: cfg, deps: deps, log: deps.Logger, m: m, pending: map[string]*pendingRepair{}}
 	m.budget.Set(float64(cfg.BytesPerSecond))
 	if cfg.BytesPerSecond > 0 {
-		a.pace = newPacer(cfg.BytesPerSecond, deps.Now, deps.Sleep)
+		a.pace = newPacer(cfg.BytesPerSecond, readChunk, deps.Now, deps.Sleep)
+		a.open = newPacer(cfg.BlobsPerSecond, 1, deps.Now, deps.Sleep)
 	}
 	return a, nil
 }
@@ -138,7 +140,7 @@ func (a *Audit) pass(ctx context.Context) error {
 	if a.cur.Started.IsZero() {
 		a.cur.Started = a.deps.Now()
 		a.cur.Bad = 0
-		a.log.InfoContext(ctx, "fixity: pass started", "bytes_per_second", a.cfg.BytesPerSecond)
+		a.log.InfoContext(ctx, "fixity: pass started", "bytes_per_second", a.cfg.BytesPerSecond, "blobs_per_second", a.cfg.BlobsPerSecond)
 	} else if a.cur.Collection != "" || a.cur.URI != "" {
 		a.log.InfoContext(ctx, "fixity: pass resumed", "collection", a.cur.Collection, "uri", a.cur.URI, "started", a.cur.Started)
 	}

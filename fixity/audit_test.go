@@ -51,7 +51,7 @@ func TestAuditQuarantinesAndAsksRepair(t *testing.T) {
 			s.remove(t, hs[2].sha256)
 
 			q := &queued{}
-			a, err := New(Config{BytesPerSecond: 1 << 30, Every: time.Hour},
+			a, err := New(Config{BytesPerSecond: 1 << 30, BlobsPerSecond: 1 << 30, Every: time.Hour},
 				Deps{Catalog: cat, Blobs: s.blobs, Quarantine: s.blobs, Changes: q, Sources: []string{"s"}, Registerer: prometheus.NewRegistry()})
 			if err != nil {
 				t.Fatal(err)
@@ -105,7 +105,7 @@ func TestAuditKeepsItsPace(t *testing.T) {
 		hold(t, s.blobs, cat, uint64(i+1), "http://src.example/"+string(rune('A'+i)), body(i, size))
 	}
 	clock := &virtualClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), hold: time.Hour}
-	a, err := New(Config{BytesPerSecond: rate, Every: 24 * time.Hour},
+	a, err := New(Config{BytesPerSecond: rate, BlobsPerSecond: 1 << 30, Every: 24 * time.Hour},
 		Deps{Catalog: cat, Blobs: s.blobs, Quarantine: s.blobs, Changes: &queued{}, Now: clock.Now, Sleep: clock.Sleep})
 	if err != nil {
 		t.Fatal(err)
@@ -142,7 +142,7 @@ func TestAuditResumesAfterRestart(t *testing.T) {
 			stop()
 		}
 	}}
-	a1, err := New(Config{BytesPerSecond: rate, Every: 24 * time.Hour},
+	a1, err := New(Config{BytesPerSecond: rate, BlobsPerSecond: 1 << 30, Every: 24 * time.Hour},
 		Deps{Catalog: cat, Blobs: s.blobs, Quarantine: s.blobs, Changes: &queued{}, Now: first.Now, Sleep: first.Sleep})
 	if err != nil {
 		t.Fatal(err)
@@ -156,7 +156,7 @@ func TestAuditResumesAfterRestart(t *testing.T) {
 	}
 
 	second := &virtualClock{now: first.Now(), hold: time.Hour}
-	a2, err := New(Config{BytesPerSecond: rate, Every: 24 * time.Hour},
+	a2, err := New(Config{BytesPerSecond: rate, BlobsPerSecond: 1 << 30, Every: 24 * time.Hour},
 		Deps{Catalog: cat, Blobs: s.blobs, Quarantine: s.blobs, Changes: &queued{}, Now: second.Now, Sleep: second.Sleep})
 	if err != nil {
 		t.Fatal(err)
@@ -168,6 +168,30 @@ func TestAuditResumesAfterRestart(t *testing.T) {
 	}
 	if st := a2.Status(); !st.PassStarted.Equal(start) {
 		t.Errorf("the resumed pass started at %v; want the first run's start %v", st.PassStarted, start)
+	}
+}
+
+// TestAuditKeepsItsBlobPace: small blobs are held to the budget of
+// blobs a second, whatever the budget of bytes: 100 blobs at 10 a second
+// take about ten seconds of the audit's clock.
+func TestAuditKeepsItsBlobPace(t *testing.T) {
+	s := dirStore(t, dir64k)
+	cat := openCatalog(t)
+	const blobs, rate = 100, 10
+	for i := range blobs {
+		hold(t, s.blobs, cat, uint64(i+1), "http://src.example/"+pad(i), body(i, 100))
+	}
+	clock := &virtualClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), hold: time.Hour}
+	a, err := New(Config{BytesPerSecond: 1 << 30, BlobsPerSecond: rate, Every: 24 * time.Hour},
+		Deps{Catalog: cat, Blobs: s.blobs, Quarantine: s.blobs, Changes: &queued{}, Now: clock.Now, Sleep: clock.Sleep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runAudit(t, a)
+	st := a.Status()
+	took := st.LastPass.Sub(st.PassStarted).Seconds()
+	if least, most := float64(blobs-1)/rate, float64(blobs)/rate+1; took < least || took > most {
+		t.Errorf("a pass over %d blobs at %d a second took %.2fs of the audit's clock; want between %.2fs and %.2fs", blobs, rate, took, least, most)
 	}
 }
 

@@ -53,6 +53,9 @@ func (a *Audit) check(ctx context.Context, h *catalog.HeldCopy) error {
 
 // hashes reads the blob key and reports whether its bytes hash to key.
 func (a *Audit) hashes(ctx context.Context, key string) (bool, error) {
+	if err := a.open.wait(ctx, 1); err != nil {
+		return false, err
+	}
 	b, err := a.deps.Blobs.Open(ctx, key)
 	if err != nil {
 		return false, err

@@ -66,6 +66,25 @@ func stores(_ *testing.T) []func(t *testing.T) *store {
 	}
 }
 
+// dirStoreB is a packed directory store for a benchmark.
+func dirStoreB(b *testing.B) *dir.Store {
+	d, err := dir.New(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { d.Close() })
+	return d
+}
+
+func openCatalogB(b *testing.B) *catalog.Catalog {
+	c, err := catalog.Open(context.Background(), filepath.Join(b.TempDir(), "catalog.db"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	return c
+}
+
 func dirStore(t *testing.T, packBelow int64) *store {
 	root := t.TempDir()
 	d, err := dir.New(root, dir.PackBelow(packBelow))

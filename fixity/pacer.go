@@ -22,9 +22,9 @@ type pacer struct {
 	last   time.Time
 }
 
-func newPacer(rate int64, now func() time.Time, sleep func(context.Context, time.Duration) error) *pacer {
-	burst := float64(min(rate, readChunk))
-	return &pacer{rate: float64(rate), burst: burst, now: now, sleep: sleep, tokens: burst, last: now()}
+func newPacer(rate, burst int64, now func() time.Time, sleep func(context.Context, time.Duration) error) *pacer {
+	burst = min(rate, burst)
+	return &pacer{rate: float64(rate), burst: float64(burst), now: now, sleep: sleep, tokens: float64(burst), last: now()}
 }
 
 // wait takes n bytes from the budget, sleeping as long as the budget is

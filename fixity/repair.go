@@ -85,16 +85,21 @@ func repairChange(r *catalog.Resource, key string) *viaduct.Change {
 	}
 }
 
+// askAgainAfter is how long a repair may stay pending before the audit,
+// meeting the blob still missing, asks for it again: a repair in flight
+// (a Source slow to answer, a backlog on CHANGES) is not asked twice, one
+// that was lost (its change dead-lettered and dropped) is.
+const askAgainAfter = time.Hour
+
 // repairing reports whether key is a blob this audit quarantined or
-// found missing and asked to repair during the pass under way: met again
-// in the same pass (another resource with the same bytes), it is not
-// counted twice. A repair still pending from an earlier pass is asked
-// again.
+// found missing and asked to repair less than askAgainAfter ago: met
+// again meanwhile (another resource with the same bytes, the next pass),
+// it is neither counted nor asked again.
 func (a *Audit) repairing(key string) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	p := a.pending[key]
-	return p != nil && !p.asked.Before(a.cur.Started)
+	return p != nil && a.deps.Now().Sub(p.asked) < askAgainAfter
 }
 
 // followRepairs looks, at most every followEvery, at the pending

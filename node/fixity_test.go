@@ -79,7 +79,7 @@ func TestFixityRepairsABadCopy(t *testing.T) {
 		src := startGatedSource(t, sim.Config{Resources: 20, Seed: 11, MinSize: 512, MaxSize: 2048})
 		yes := true
 		cfg := testConfig(t.TempDir(), harvester.SourceConfig{Name: "s", URL: src.URL, Schedule: "@every 1h", AllowLoopback: &yes})
-		cfg.Fixity = fixity.Config{BytesPerSecond: 64 << 20, Every: 100 * time.Millisecond}
+		cfg.Fixity = fixity.Config{BytesPerSecond: 64 << 20, BlobsPerSecond: 1 << 20, Every: 100 * time.Millisecond}
 		blobs(&cfg)
 		n := startNode(t, cfg, nil)
 		mustSync(t, n, "s")
