@@ -65,6 +65,14 @@ type Change struct {
 	// resource applied), and any event it publishes in vain is outranked
 	// or recognised as a duplicate.
 	Fresh bool `json:"fresh,omitempty"`
+	// Repair, when set, is the sha-256 of this resource's stored copy,
+	// which the fixity audit found not to hash to its key (or missing)
+	// and quarantined: the change asks for the bitstream again whatever
+	// the catalog and the blob store hold. A fetch worker GETs it without
+	// looking for a reason to skip, verifies it as at ingest, and when
+	// the bytes are the copy's again commits them and publishes no event,
+	// since the catalog's record is already right (fetch/repair.go).
+	Repair string `json:"repair,omitempty"`
 }
 
 // StoredBlob is a bitstream already committed to the blob store, with the
@@ -97,6 +105,11 @@ func (c *Change) Decode(b []byte) error {
 // change read twice (a re-polled Change List, a notification and the list
 // that also records it) is queued once.
 func (c *Change) MsgID() string {
+	if c.Repair != "" {
+		// A repair is not the upstream change read again: it must not be
+		// taken for a duplicate of it, only of the same repair.
+		return msgID("chg-", c.Source, c.URI, c.Op, c.stamp().UTC().Format(time.RFC3339Nano), c.Hash.String(), "repair", c.Repair)
+	}
 	return msgID("chg-", c.Source, c.URI, c.Op, c.stamp().UTC().Format(time.RFC3339Nano), c.Hash.String())
 }
 
@@ -148,7 +161,7 @@ type eventWire struct {
 // the event's; its hash, length and type where they are exactly the
 // copy's, as when a Source states both digests; and the document it was
 // read from and the blob a Dump brought, which only the harvester and the
-// fetch worker use. EVENTS holds every event for as long as it is kept,
+// fetch worker use, and a repair's mark. EVENTS holds every event for as long as it is kept,
 // and JetStream holds its newest blocks in memory: the repetitions were
 // two fifths of an event. The queue encodes events with Encode rather
 // than json.Marshal, which would check and compact MarshalJSON's output
@@ -168,7 +181,7 @@ func (e *Event) Encode() ([]byte, error) {
 	if up.Op == c.Op {
 		up.Op = ""
 	}
-	up.Doc, up.Blob = "", nil
+	up.Doc, up.Blob, up.Repair = "", nil, ""
 	w := eventWire{eventJSON: (*eventJSON)(&c)}
 	if c.upstreamIsCopy() {
 		up.Hash, up.Length, up.Type = nil, nil, ""

@@ -113,6 +113,16 @@ func (p *Pool) handle(ctx context.Context, msg *queue.ChangeMsg, wait time.Durat
 		return nil
 	}
 
+	if f == nil && st != nil && restores(c, st) {
+		// A repair that read the copy's very bytes: committing them puts
+		// the copy back under its key, which the catalog names already,
+		// so the change is acked with no event.
+		if f = p.commit(ctx, st); f == nil {
+			t.span.SetAttributes(attribute.String("viaduct.repaired", st.ev.SHA256))
+			t.log.Info("copy repaired from the Source", "sha256", st.ev.SHA256, "length", st.ev.Length)
+		}
+		return settle(f)
+	}
 	if f == nil && st != nil {
 		if ap, ok := p.deps.Events.(AsyncPublisher); ok && p.completions != nil {
 			// A slot bounds the changes past their reading: being

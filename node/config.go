@@ -19,6 +19,7 @@ import (
 
 	"github.com/viaduct-mirror/viaduct/admin"
 	"github.com/viaduct-mirror/viaduct/fetch"
+	"github.com/viaduct-mirror/viaduct/fixity"
 	"github.com/viaduct-mirror/viaduct/gc"
 	"github.com/viaduct-mirror/viaduct/harvester"
 	"github.com/viaduct-mirror/viaduct/public"
@@ -65,6 +66,7 @@ type Config struct {
 	Sources   []harvester.SourceConfig `yaml:"sources"`
 	Republish republish.Config         `yaml:"republish"`
 	GC        gc.Config                `yaml:"gc"`
+	Fixity    fixity.Config            `yaml:"fixity"`
 }
 
 // HealthConfig is what /readyz requires and how the node leaves service.
@@ -157,6 +159,7 @@ func Defaults() Config {
 		Harvest:   harvester.Defaults(),
 		Republish: republish.Config{Notify: republish.NotifyDefaults()},
 		GC:        gc.Defaults(),
+		Fixity:    fixity.Defaults(),
 	}
 }
 
@@ -317,7 +320,7 @@ func (c *Config) Validate() error {
 	field("harvest", c.Harvest.Validate())
 	errs = append(errs, c.checkSources()...)
 	field("republish.notify", c.Republish.Notify.Validate())
-	errs = append(errs, c.GC.Validate())
+	errs = append(errs, c.GC.Validate(), c.Fixity.Validate())
 	rc := c.Republish
 	if rc.BaseURL == "" {
 		rc.BaseURL = "http://" + c.Listen // as Start fills it in

@@ -36,7 +36,7 @@ func startGC(ctx context.Context, n *Node, repub *republish.Server) error {
 	if n.cfg.GC.Every == 0 {
 		return nil
 	}
-	d := gc.Deps{Catalog: n.cat, Blobs: n.blobs, Turn: leaseTurn{q: n.q}, Peers: pos, Align: repub.ChangeListPeriod(),
+	d := gc.Deps{Catalog: n.cat, Blobs: n.blobs, Turn: leaseTurn{q: n.q, name: gcLease}, Peers: pos, Align: repub.ChangeListPeriod(),
 		Logger: n.log.With("role", "gc"), Registerer: n.reg}
 	if dumps := repub.Dumps(); dumps != nil {
 		d.Packages = dumps
@@ -49,14 +49,18 @@ func startGC(ctx context.Context, n *Node, repub *republish.Server) error {
 	return nil
 }
 
-// leaseTurn is gc's Turn on the queue's leases: a collection runs while
-// this node holds the gc lease, and stops if it loses it.
-type leaseTurn struct{ q *queue.Queue }
+// leaseTurn is a Turn (gc's, fixity's) on the queue's leases: the work
+// runs while this node holds the lease called name, and stops if it
+// loses it.
+type leaseTurn struct {
+	q    *queue.Queue
+	name string
+}
 
 var _ gc.Turn = leaseTurn{}
 
 func (t leaseTurn) Take(ctx context.Context) (context.Context, func(), bool, error) {
-	l, err := t.q.Lease(ctx, gcLease)
+	l, err := t.q.Lease(ctx, t.name)
 	if errors.Is(err, queue.ErrLeaseHeld) {
 		return nil, nil, false, nil
 	}

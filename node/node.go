@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/viaduct-mirror/viaduct/catalog"
+	"github.com/viaduct-mirror/viaduct/fixity"
 	"github.com/viaduct-mirror/viaduct/harvester"
 	"github.com/viaduct-mirror/viaduct/notify"
 	"github.com/viaduct-mirror/viaduct/queue"
@@ -50,6 +51,7 @@ type Node struct {
 	roles  *roles
 	repub  *republish.Server
 	note   *notify.Notifications
+	fixity *fixity.Audit
 	faults roleFaults
 	http   *http.Server
 	ln     net.Listener
@@ -165,6 +167,9 @@ func Start(ctx context.Context, cfg Config, opts Options) (n *Node, err error) {
 		return n, err
 	}
 	if err := startGC(runCtx, n, repub); err != nil {
+		return n, err
+	}
+	if err := startFixity(runCtx, n); err != nil {
 		return n, err
 	}
 	n.probes()
