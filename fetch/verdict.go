@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 
+	"github.com/viaduct-mirror/viaduct"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 )
@@ -48,7 +49,12 @@ func (p *Pool) handle(ctx context.Context, msg *queue.ChangeMsg, wait time.Durat
 	case c.Length != nil && *c.Length > p.cfg.MaxBlobBytes:
 		f = &failure{reason: "too_large", err: fmt.Errorf("declared length %d is above max_blob_bytes %d", *c.Length, p.cfg.MaxBlobBytes), evidence: evidence(c, c.URI)}
 	default:
-		ev, why, err := p.skip(ctx, c, c.Fresh && msg.Delivered <= 1)
+		var ev *viaduct.Event
+		var why string
+		var err error
+		if c.Repair == "" { // a repair is fetched whatever is held: see viaduct.Change.Repair
+			ev, why, err = p.skip(ctx, c, c.Fresh && msg.Delivered <= 1)
+		}
 		switch st, skip = done(ev), why; {
 		case err != nil:
 			f = &failure{reason: "lookup", retry: true, err: err, evidence: evidence(c, c.URI)}
