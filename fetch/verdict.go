@@ -3,6 +3,7 @@ package fetch
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -100,8 +101,8 @@ func (p *Pool) handle(ctx context.Context, msg *queue.ChangeMsg, wait time.Durat
 			if err := msg.Nak(0); err != nil {
 				t.log.Warn("could not hand back an interrupted change", "err", err)
 			}
-		case p.gateOf(f) != nil:
-			p.waitGate(ctx, msg, p.gateOf(f), f, t.log)
+		case p.heldAtGate(ctx, msg, f, t.log):
+			// Held until its store answers, then handed back at once.
 		case f.retry && !msg.LastAttempt() && (f.retryFor == 0 || msg.Delivered < uint64(f.retryFor)):
 			delay := p.cfg.retryDelay(msg.Delivered)
 			p.m.retried.WithLabelValues(c.Source, f.reason).Inc()
@@ -145,6 +146,17 @@ func (p *Pool) handle(ctx context.Context, msg *queue.ChangeMsg, wait time.Durat
 	return settle(f)
 }
 
+// heldAtGate holds the change at the gate of the store f failed on, and
+// reports whether it did; false when f is no failure of a store.
+func (p *Pool) heldAtGate(ctx context.Context, msg *queue.ChangeMsg, f *failure, log *slog.Logger) bool {
+	g := p.gateOf(f)
+	if g == nil {
+		return false
+	}
+	p.waitGate(ctx, msg, g, f, log)
+	return true
+}
+
 // gateOf is the gate of the dependency whose failure f is; nil when f is
 // not a failure of the blob store or of the store of events.
 func (p *Pool) gateOf(f *failure) *gate {
@@ -152,7 +164,13 @@ func (p *Pool) gateOf(f *failure) *gate {
 	case "store":
 		return p.store
 	case "publish":
-		return p.events
+		// A publish fails for other causes than its store (a cluster's
+		// "duplicate message id is in process", a timeout): only one the
+		// store itself is known to refuse waits at the gate; the others
+		// are retried as any failure.
+		if p.events.probe(context.Background()) != nil {
+			return p.events
+		}
 	}
 	return nil
 }
