@@ -25,7 +25,7 @@ func TestClusterBaseline(t *testing.T) {
 		t.Logf("the baseline pass failed; asking again: %s", failed)
 		c.syncAllUntilDone(t, 3*time.Minute)
 	}
-	waitFor(t, 3*time.Minute, "the cluster to copy the baseline", func() bool { return c.settled(t) })
+	c.waitSettled(t, "the cluster to copy the baseline")
 	caps := capabilityReads(src)
 	src.Update(40)
 	src.Create(20)
@@ -38,7 +38,7 @@ func TestClusterBaseline(t *testing.T) {
 		t.Logf("the pass failed; asking again: %s", failed)
 		c.syncAllUntilDone(t, time.Minute)
 	}
-	waitFor(t, time.Minute, "the cluster to copy the changes", func() bool { return c.settled(t) })
+	c.waitSettled(t, "the cluster to copy the changes")
 	c.checkCluster(t, src, d)
 }
 
