@@ -163,6 +163,10 @@ func failSync(t testing.TB, n *Node, name, what string) {
 	if code == http.StatusOK {
 		t.Fatalf("pass over %s succeeded, want an error about %s", name, what)
 	}
+	var answer struct{ Error string }
+	if json.Unmarshal([]byte(body), &answer) == nil && answer.Error != "" {
+		body = answer.Error
+	}
 	if !strings.Contains(body, "source "+name) && !strings.Contains(body, `source "`+name+`"`) || !strings.Contains(body, what) {
 		t.Fatalf("pass over %s failed with %q, want the Source named and %q", name, body, what)
 	}
