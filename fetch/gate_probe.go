@@ -41,9 +41,36 @@ func storeProbe(blobs storage.Blobs) func(context.Context) error {
 }
 
 // storeFaulter is a publisher that knows whether its store takes writes
-// (queue.Queue: its embedded JetStream store).
+// (queue.Queue: its embedded JetStream store), and how many times it has
+// not.
 type storeFaulter interface {
 	StoreFault() error
+	StoreFaults() uint64
+}
+
+// eventsStore is what the publisher of events says of its store at one
+// moment: how many faults it has had, and whether it has one now.
+type eventsStore struct {
+	faults  uint64
+	faulted bool
+}
+
+// eventsStoreNow asks the publisher; a publisher that cannot tell has
+// had no fault.
+func eventsStoreNow(events Publisher) eventsStore {
+	if sf, ok := events.(storeFaulter); ok {
+		return eventsStore{faults: sf.StoreFaults(), faulted: sf.StoreFault() != nil}
+	}
+	return eventsStore{}
+}
+
+// faultedSince reports whether the store had a fault at any moment
+// between before and now: at either end, or one that began and ended in
+// between. A publish that failed over such a span failed because of the
+// store, though it may take writes again by the time the failure is known
+// (JetStream restarted while the publish waited for its acknowledgement).
+func (before eventsStore) faultedSince(now eventsStore) bool {
+	return before.faulted || now.faulted || now.faults != before.faults
 }
 
 // eventsProbe asks the publisher of events whether its store takes

@@ -56,6 +56,7 @@ type storeGuard struct {
 
 	mu       sync.Mutex
 	fault    string // why the store cannot be written; "" when it can
+	faults   uint64 // how many times fault was set since start
 	restarts int
 }
 
@@ -90,6 +91,7 @@ func (g *storeGuard) setFault(msg string) {
 	defer g.mu.Unlock()
 	if g.fault == "" {
 		g.fault = msg
+		g.faults++
 	}
 }
 
@@ -241,6 +243,19 @@ func (g *storeGuard) Fault() string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.fault
+}
+
+// StoreFaults counts the faults of the embedded store since the queue
+// opened. A publish that failed while the count moved failed because of
+// the store, even when JetStream has been restarted since and StoreFault
+// is nil again: its acknowledgement was lost in the restart.
+func (q *Queue) StoreFaults() uint64 {
+	if q.guard == nil {
+		return 0
+	}
+	q.guard.mu.Lock()
+	defer q.guard.mu.Unlock()
+	return q.guard.faults
 }
 
 // StoreFault is nil while the queue can store messages; on an embedded

@@ -40,8 +40,8 @@ func TestStoreFullThenGrown(t *testing.T) {
 	if err := q.PublishChanges(ctx, []*viaduct.Change{testChange(1), testChange(2)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := q.StoreFault(); err != nil {
-		t.Fatalf("store fault before the disk is full: %v", err)
+	if err := q.StoreFault(); err != nil || q.StoreFaults() != 0 {
+		t.Fatalf("store fault before the disk is full: %v (%d counted)", err, q.StoreFaults())
 	}
 
 	testutil.FillDisk(t, disk)
@@ -61,6 +61,11 @@ func TestStoreFullThenGrown(t *testing.T) {
 	eventually(t, 30*time.Second, "JetStream restarted once the disk is grown", func() bool {
 		return q.StoreFault() == nil
 	})
+	// The fault is over, and still counted: a publish that waited
+	// through it knows its failure was the store's.
+	if q.StoreFaults() == 0 {
+		t.Error("StoreFaults counts no fault after the store was full")
+	}
 	eventually(t, 30*time.Second, "a publish to succeed again", func() bool {
 		return q.PublishChanges(ctx, []*viaduct.Change{testChange(1000)}) == nil
 	})
