@@ -138,10 +138,3 @@ func upstreamChange(r *Resource) *viaduct.Change {
 	return &viaduct.Change{URI: r.URI, Modified: r.Upstream.Modified, Hash: r.Upstream.Hash,
 		Length: r.Upstream.Length, Type: r.Upstream.Type, Links: r.Upstream.Links}
 }
-
-// upFactsOfColumns is what up_pack holds of an event, from the columns
-// upstreamColumns rendered of it.
-func upFactsOfColumns(ev *viaduct.Event, up []any) upFacts {
-	return upFacts{source: up[0].(string), origin: up[1].(string), time: ev.Upstream.Time, modified: ev.Upstream.Modified,
-		hash: up[4].(string), length: up[5].(sql.NullInt64), typ: up[6].(string), links: up[7].(sql.NullString)}
-}

@@ -78,6 +78,13 @@ func upstreamColumns(ev *viaduct.Event) ([]any, error) {
 		up.Hash.String(), length, up.Type, links, string(hops)}, nil
 }
 
+// upFactsOfColumns is what up_pack holds of an event, from the columns
+// upstreamColumns rendered of it.
+func upFactsOfColumns(ev *viaduct.Event, up []any) upFacts {
+	return upFacts{source: up[0].(string), origin: up[1].(string), time: ev.Upstream.Time, modified: ev.Upstream.Modified,
+		hash: up[4].(string), length: up[5].(sql.NullInt64), typ: up[6].(string), links: up[7].(sql.NullString)}
+}
+
 // formatTime writes an upstream time exactly, or "" for none.
 func formatTime(t time.Time) string {
 	if t.IsZero() {

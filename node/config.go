@@ -22,6 +22,7 @@ import (
 	"github.com/viaduct-mirror/viaduct/fixity"
 	"github.com/viaduct-mirror/viaduct/gc"
 	"github.com/viaduct-mirror/viaduct/harvester"
+	"github.com/viaduct-mirror/viaduct/internal/telemetry"
 	"github.com/viaduct-mirror/viaduct/public"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/republish"
@@ -54,14 +55,14 @@ type Config struct {
 	// Health bounds readiness and shutdown.
 	Health HealthConfig `yaml:"health"`
 
-	Log      LogConfig        `yaml:"log"`
-	Tracing  TracingConfig    `yaml:"tracing"`
-	Queue    queue.Config     `yaml:"queue"`
-	Blobs    BlobsConfig      `yaml:"blobs"`
-	Catalog  CatalogConfig    `yaml:"catalog"`
-	Upstream upstream.Config  `yaml:"upstream"`
-	Fetch    fetch.Config     `yaml:"fetch"`
-	Harvest  harvester.Config `yaml:"harvest"`
+	Log      LogConfig               `yaml:"log"`
+	Tracing  telemetry.TracingConfig `yaml:"tracing"`
+	Queue    queue.Config            `yaml:"queue"`
+	Blobs    BlobsConfig             `yaml:"blobs"`
+	Catalog  CatalogConfig           `yaml:"catalog"`
+	Upstream upstream.Config         `yaml:"upstream"`
+	Fetch    fetch.Config            `yaml:"fetch"`
+	Harvest  harvester.Config        `yaml:"harvest"`
 	// Sources are the upstream ResourceSync Sources this node harvests.
 	Sources   []harvester.SourceConfig `yaml:"sources"`
 	Republish republish.Config         `yaml:"republish"`
@@ -86,18 +87,6 @@ type LogConfig struct {
 	Level string `yaml:"level"`
 	// Format is text or json. Default text.
 	Format string `yaml:"format"`
-}
-
-// TracingConfig sends OpenTelemetry traces somewhere. With no endpoint,
-// spans are made (so trace context still travels through NATS) but not
-// exported.
-type TracingConfig struct {
-	// Endpoint is an OTLP/HTTP collector, e.g. http://127.0.0.1:4318.
-	// Empty: the one OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT names, if any;
-	// set, it wins over the environment (docs/configuration.md).
-	Endpoint string `yaml:"endpoint"`
-	// SampleRatio is the share of traces kept, 0 to 1. Default 1.
-	SampleRatio float64 `yaml:"sample_ratio"`
 }
 
 // BlobsConfig selects the blob store.
@@ -151,7 +140,7 @@ func Defaults() Config {
 		Public:    public.Defaults(),
 		Catalog:   CatalogConfig{CheckpointEvery: time.Minute},
 		Log:       LogConfig{Level: "info", Format: "text"},
-		Tracing:   TracingConfig{SampleRatio: 1},
+		Tracing:   telemetry.TracingConfig{SampleRatio: 1},
 		Queue:     queue.Defaults(),
 		Blobs:     BlobsConfig{Kind: "dir", SyncInterval: dir.DefaultSyncInterval, PackBelow: dir.DefaultPackBelow, DirectWrites: true, S3: s3.Config{TLS: true}},
 		Upstream:  upstream.DefaultConfig(),

@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/viaduct-mirror/viaduct/catalog"
@@ -32,11 +33,20 @@ type Options struct {
 	// Version is reported in the User-Agent and in metrics.
 	Version string
 	// TracerProvider makes every span of the node; nil uses the global
-	// one that SetupTracing installs.
+	// one that telemetry.SetupTracing installs.
 	TracerProvider trace.TracerProvider
 	// OnProgress, when set, receives each progress line of a baseline,
 	// as it is logged (the demo draws it on the terminal).
 	OnProgress func(harvester.Progress)
+}
+
+// tracer is the node's own tracer (the applier's spans).
+func (o Options) tracer() trace.Tracer {
+	tp := o.TracerProvider
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
+	return tp.Tracer("github.com/viaduct-mirror/viaduct/node")
 }
 
 // Node is one running viaduct process. Start it with Start and stop it with

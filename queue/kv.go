@@ -20,7 +20,7 @@ const (
 	// holder of the Source's lease.
 	BucketPositions = "viaduct_positions"
 	// BucketHub holds the downstream WebSub subscriptions of the hub,
-	// and the notifier's cursor (node/notify_shared.go).
+	// and the notifier's cursor (notify.SharedState).
 	BucketHub = "viaduct_hub"
 )
 
