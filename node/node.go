@@ -80,8 +80,6 @@ type Node struct {
 	// links carries applied events' trace contexts to the notifications
 	// that tell of them.
 	links *notify.LinkBook
-	// backupMu lets one backup run at a time (see serveBackup).
-	backupMu sync.Mutex
 }
 
 // Start opens the stores, starts every role and listens for HTTP. It
