@@ -181,4 +181,3 @@ func flipByte(t testing.TB, store storage.Objects, name string) {
 		t.Fatal(err)
 	}
 }
-
