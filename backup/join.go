@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/viaduct-mirror/viaduct/storage"
 )
@@ -89,6 +90,7 @@ func Join(ctx context.Context, st JoinState, store storage.Objects, log *slog.Lo
 			j.Skipped = append(j.Skipped, fmt.Sprintf("snapshot %s is at sequence %d, no further than the catalog's %d", s.Object, s.Seq, applied))
 			continue
 		}
+		began := time.Now()
 		err := FetchSnapshot(ctx, store, s, st.CatalogPath+".snapshot")
 		if err == nil {
 			err = replaceCatalog(st.CatalogPath)
@@ -102,7 +104,7 @@ func Join(ctx context.Context, st JoinState, store storage.Objects, log *slog.Lo
 		j.From, j.Snapshot = "snapshot", s
 		log.InfoContext(ctx, "catalog put in place from a snapshot; EVENTS is replayed after it", "object", s.Object,
 			"catalog_applied_seq", s.Seq, "taken", s.Taken, "taken_by", s.Node, "events_first_seq", st.Events.First, "events_last_seq", st.Events.Last,
-			"catalog_behind", st.Have, "skipped", len(j.Skipped))
+			"catalog_behind", st.Have, "skipped", len(j.Skipped), "took", time.Since(began).Round(time.Millisecond))
 		return j, nil
 	}
 	if gap {

@@ -28,14 +28,14 @@ func (solo) Take(ctx context.Context) (context.Context, func(), bool, error) {
 // fixture is a catalog that events are applied to, a directory blob
 // store, and the snapshots between them.
 type fixture struct {
-	t     *testing.T
+	t     testing.TB
 	cat   *catalog.Catalog
 	store *dir.Store
 	snaps *Snapshots
 	seq   uint64
 }
 
-func newFixture(t *testing.T, keep int) *fixture {
+func newFixture(t testing.TB, keep int) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	cat, err := catalog.Open(ctx, filepath.Join(t.TempDir(), "catalog.db"), nil)
