@@ -12,8 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/viaduct-mirror/viaduct"
 	"github.com/viaduct-mirror/viaduct/catalog"
+	"github.com/viaduct-mirror/viaduct/internal/testutil"
 	"github.com/viaduct-mirror/viaduct/storage"
 	"github.com/viaduct-mirror/viaduct/storage/dir"
 )
@@ -310,4 +314,60 @@ func TestCheckRetention(t *testing.T) {
 			t.Errorf("interval %s, events_max_age %s: %v", c.cfg.Interval, c.maxAge, err)
 		}
 	}
+}
+
+// held is the turn of a node whose lease another node holds.
+type held struct{}
+
+func (held) Take(ctx context.Context) (context.Context, func(), bool, error) {
+	return nil, nil, false, nil
+}
+
+// TestSnapshotSchedule: the schedule writes a snapshot once the newest
+// is an interval old, only on the node holding the turn, and every
+// node's metrics follow the newest in the store.
+func TestSnapshotSchedule(t *testing.T) {
+	f := newFixture(t, 2)
+	f.snaps.cfg.Interval = time.Second
+	other, err := NewSnapshots(Config{Interval: time.Second, Keep: 2}, SnapshotDeps{Catalog: f.cat, Store: f.store, Turn: held{}, Spool: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.apply(10)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 2)
+	go func() { done <- f.snaps.Run(ctx) }()
+	go func() { done <- other.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+		<-done
+	}()
+	testutil.Eventually(t, time.Minute, "a first snapshot", func() bool {
+		l := f.list()
+		return len(l.Snapshots) == 1 && l.Snapshots[0].Seq == 10
+	})
+	f.apply(5)
+	testutil.Eventually(t, time.Minute, "a second snapshot, an interval later", func() bool {
+		l := f.list()
+		return len(l.Snapshots) == 2 && l.Snapshots[0].Seq == 15
+	})
+	testutil.Eventually(t, time.Minute, "the other node's metrics to show the newest", func() bool {
+		return value(other.m.seq) == 15 && value(other.m.writes) == 0
+	})
+	if value(f.snaps.m.writes) != 2 || value(f.snaps.m.bytes) == 0 {
+		t.Fatalf("the writing node counts %v writes, %v bytes", value(f.snaps.m.writes), value(f.snaps.m.bytes))
+	}
+}
+
+// value reads a gauge or a counter.
+func value(m prometheus.Metric) float64 {
+	var d dto.Metric
+	if err := m.Write(&d); err != nil {
+		return -1
+	}
+	if d.Gauge != nil {
+		return d.Gauge.GetValue()
+	}
+	return d.Counter.GetValue()
 }
