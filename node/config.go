@@ -18,6 +18,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/viaduct-mirror/viaduct/admin"
+	"github.com/viaduct-mirror/viaduct/backup"
 	"github.com/viaduct-mirror/viaduct/fetch"
 	"github.com/viaduct-mirror/viaduct/fixity"
 	"github.com/viaduct-mirror/viaduct/gc"
@@ -68,7 +69,16 @@ type Config struct {
 	Republish republish.Config         `yaml:"republish"`
 	GC        gc.Config                `yaml:"gc"`
 	Fixity    fixity.Config            `yaml:"fixity"`
+	// Snapshots are the catalog snapshots written to the blob store, from
+	// which a new node starts (see docs/scale-out.md).
+	Snapshots backup.Config `yaml:"snapshots"`
 }
+
+// DefaultEventsMaxAge is queue.events_max_age unless the file sets it,
+// with snapshots on: a week, 168 snapshot intervals at the default
+// hourly snapshots. With snapshots off (snapshots.interval 0) the
+// default is 0, EVENTS kept for ever, as before snapshots existed.
+const DefaultEventsMaxAge = 7 * 24 * time.Hour
 
 // HealthConfig is what /readyz requires and how the node leaves service.
 type HealthConfig struct {
@@ -141,7 +151,7 @@ func Defaults() Config {
 		Catalog:   CatalogConfig{CheckpointEvery: time.Minute},
 		Log:       LogConfig{Level: "info", Format: "text"},
 		Tracing:   telemetry.TracingConfig{SampleRatio: 1},
-		Queue:     queue.Defaults(),
+		Queue:     queueDefaults(),
 		Blobs:     BlobsConfig{Kind: "dir", SyncInterval: dir.DefaultSyncInterval, PackBelow: dir.DefaultPackBelow, DirectWrites: true, S3: s3.Config{TLS: true}},
 		Upstream:  upstream.DefaultConfig(),
 		Fetch:     fetch.Defaults(),
@@ -149,7 +159,16 @@ func Defaults() Config {
 		Republish: republish.Config{Notify: republish.NotifyDefaults()},
 		GC:        gc.Defaults(),
 		Fixity:    fixity.Defaults(),
+		Snapshots: backup.Defaults(),
 	}
+}
+
+// queueDefaults are the queue's, with the retention of EVENTS that the
+// default snapshot schedule makes safe.
+func queueDefaults() queue.Config {
+	q := queue.Defaults()
+	q.EventsMaxAge = DefaultEventsMaxAge
+	return q
 }
 
 // Load reads a YAML configuration file over the defaults. Unknown fields are
@@ -180,6 +199,10 @@ func Load(path string) (Config, error) {
 				errs = append(errs, ce)
 			}
 		}
+	}
+	if _, set := paths["queue.events_max_age"]; !set && cfg.Snapshots.Interval == 0 {
+		// Snapshots off: a node can start only from the first event.
+		cfg.Queue.EventsMaxAge = 0
 	}
 	cfg.Fill()
 	errs = append(errs, located(cfg.Validate(), paths)...)
@@ -309,7 +332,10 @@ func (c *Config) Validate() error {
 	field("harvest", c.Harvest.Validate())
 	errs = append(errs, c.checkSources()...)
 	field("republish.notify", c.Republish.Notify.Validate())
-	errs = append(errs, c.GC.Validate(), c.Fixity.Validate())
+	errs = append(errs, c.GC.Validate(), c.Fixity.Validate(), c.Snapshots.Validate())
+	if c.Snapshots.Validate() == nil {
+		errs = append(errs, c.Snapshots.CheckRetention(c.Queue.EventsMaxAge))
+	}
 	rc := c.Republish
 	if rc.BaseURL == "" {
 		rc.BaseURL = "http://" + c.Listen // as Start fills it in

@@ -94,6 +94,10 @@ func testConfig(dataDir string, sources ...harvester.SourceConfig) Config {
 	// The fixity audit reads the blob store beside whatever a test
 	// measures; its own tests turn it on (fixity_test.go).
 	cfg.Fixity.BytesPerSecond = 0
+	// Snapshots are written where a test asks for them (snapshots_test.go),
+	// and EVENTS kept whole as it must be without them.
+	cfg.Snapshots.Interval = 0
+	cfg.Queue.EventsMaxAge = 0
 	return cfg
 }
 

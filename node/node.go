@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/viaduct-mirror/viaduct/backup"
 	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/fixity"
 	"github.com/viaduct-mirror/viaduct/harvester"
@@ -90,8 +91,10 @@ type Node struct {
 	// links carries applied events' trace contexts to the notifications
 	// that tell of them.
 	links *notify.LinkBook
-	// backupMu lets one backup run at a time (see serveBackup).
-	backupMu sync.Mutex
+	// joined says where the catalog came from at start; snapshots writes
+	// catalog snapshots (nil when they are off).
+	joined    backup.Joined
+	snapshots *backup.Snapshots
 }
 
 // Start opens the stores, starts every role and listens for HTTP. It
@@ -138,6 +141,9 @@ func Start(ctx context.Context, cfg Config, opts Options) (n *Node, err error) {
 	if n.blobs, err = openBlobs(ctx, cfg.Blobs, log, n.reg); err != nil {
 		return n, err
 	}
+	if n.joined, err = n.joinCatalog(ctx); err != nil {
+		return n, err
+	}
 	if n.cat, err = catalog.Open(ctx, cfg.Catalog.Path, log.With("role", "catalog")); err != nil {
 		return n, fmt.Errorf("opening catalog: %w", err)
 	}
@@ -180,6 +186,9 @@ func Start(ctx context.Context, cfg Config, opts Options) (n *Node, err error) {
 		return n, err
 	}
 	if err := startFixity(runCtx, n); err != nil {
+		return n, err
+	}
+	if err := startSnapshots(runCtx, n); err != nil {
 		return n, err
 	}
 	n.probes()
