@@ -75,6 +75,18 @@ func storedElsewhere(t *testing.T, store websub.Store, topic string) (websub.Sub
 	return s, rev
 }
 
+// receive waits, for a generous while, for what ch is told next.
+func receive[T any](t *testing.T, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(30 * time.Second):
+		t.Fatal("nothing came in 30s")
+		panic("unreachable")
+	}
+}
+
 const (
 	topicA = "http://127.0.0.1/a/notifications"
 	topicB = "http://127.0.0.1/b/notifications"
@@ -110,11 +122,19 @@ type gatedFeed struct {
 }
 
 func (g *gatedFeed) Watch(ctx context.Context, from uint64) (jetstream.KeyWatcher, error) {
-	g.froms <- from
+	select {
+	case g.froms <- from:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 	g.mu.Lock()
 	gate := g.gate
 	g.mu.Unlock()
-	<-gate
+	select {
+	case <-gate:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 	w, err := g.subscriptionFeed.Watch(ctx, from)
 	g.mu.Lock()
 	g.current = w
@@ -142,14 +162,14 @@ func TestFollowHubResumesAfterTheWatchEnds(t *testing.T) {
 	close(open)
 	feed := &gatedFeed{subscriptionFeed: here, gate: open, froms: make(chan uint64, 4)}
 	hub, _ := followedHub(t, here, feed)
-	if from := <-feed.froms; from != 0 {
+	if from := receive(t, feed.froms); from != 0 {
 		t.Fatalf("the first watch started at revision %d, not at the bucket's values", from)
 	}
 	a, rev := storedElsewhere(t, elsewhere, topicA)
 	testutil.Eventually(t, 30*time.Second, "the hub to take up the first subscription", func() bool { return hub.Subscribed(topicA) })
 
 	gate := feed.end()
-	if from := <-feed.froms; from != rev+1 {
+	if from := receive(t, feed.froms); from != rev+1 {
 		t.Fatalf("the watch started again at revision %d, want %d (after the last applied)", from, rev+1)
 	}
 	storedElsewhere(t, elsewhere, topicB)
@@ -262,7 +282,11 @@ func (h *heldWatcher) run(l *laggingFeed) {
 		case out <- next:
 			queue = queue[1:]
 			if next == nil {
-				l.marker <- at
+				select {
+				case l.marker <- at:
+				case <-h.stop:
+					return
+				}
 			}
 		case <-moved:
 		case <-h.stop:
@@ -283,7 +307,7 @@ func TestFollowHubNeverDropsOnALaggingReplica(t *testing.T) {
 	elsewhere, here := stores[0], stores[1]
 	lag := newLaggingFeed(here)
 	hub, _ := followedHub(t, here, lag)
-	<-lag.marker
+	receive(t, lag.marker)
 	storedElsewhere(t, elsewhere, topicA)
 	testutil.Eventually(t, 30*time.Second, "the hub to take up the subscription", func() bool { return hub.Subscribed(topicA) })
 
@@ -291,7 +315,7 @@ func TestFollowHubNeverDropsOnALaggingReplica(t *testing.T) {
 	// another node subscribes meanwhile.
 	lag.catchUp(0)
 	lag.restart()
-	if at := <-lag.marker; at != 0 {
+	if at := receive(t, lag.marker); at != 0 {
 		t.Fatalf("the watch started again on a replica at revision %d, want 0", at)
 	}
 	_, rev := storedElsewhere(t, elsewhere, topicB)
