@@ -75,6 +75,11 @@ type testCluster struct {
 	cfgs  []Config
 	nodes []*Node
 	logs  []*logBuffer
+	// natsLost is set once a NATS server of the cluster was stopped:
+	// while the others elect new leaders, the acknowledgement of a
+	// delivered notification may fail more than once, and each failure
+	// has the same payload delivered again.
+	natsLost bool
 }
 
 // startCluster starts the cluster harvesting src as Source "s".
@@ -314,8 +319,10 @@ func (c *testCluster) checkCluster(t testing.TB, src *sim.Server, d *downstream)
 		})
 	got := d.notifications()
 	once := distinct(got)
-	if repeats := len(got) - len(once); repeats > 1 {
+	if repeats := len(got) - len(once); repeats > 1 && !c.natsLost {
 		t.Errorf("%d notifications delivered again; only one, cut by a node's death, may be", repeats)
+	} else if repeats > 1 {
+		t.Logf("%d notifications delivered again, each identically, while the NATS cluster elected new leaders", repeats)
 	} else if repeats == 1 {
 		t.Logf("one notification delivered twice, identically: its delivery was cut by the delivering node's death before it was acknowledged")
 	}

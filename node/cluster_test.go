@@ -103,6 +103,7 @@ func TestClusterNATSServerLost(t *testing.T) {
 	c.syncAll(t)
 	waitFor(t, time.Minute, "part of the baseline to be applied", func() bool { return lastApplied(t, c.live()[0]) >= 300 })
 	c.nats.Stop(0)
+	c.natsLost = true
 	release()
 	waitFor(t, 2*time.Minute, "the baseline to complete on two NATS servers", func() bool {
 		if !c.baselineDone(t) {
