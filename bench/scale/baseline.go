@@ -62,7 +62,7 @@ func baselineCmd(ctx context.Context, args []string) error {
 	}
 	defer out.Close()
 	w := csv.NewWriter(io.MultiWriter(out, os.Stdout))
-	w.Write([]string{"seconds", "resources", "rate_interval", "rss_mb", "peak_rss_mb", "cpu_s", "cpu_us_per_resource_interval", "load1"})
+	w.Write([]string{"seconds", "resources", "rate_interval", "rss_mb", "peak_rss_mb", "cpu_s", "cpu_us_per_resource_interval", "go_heap_inuse_mb", "go_next_gc_mb", "load1"})
 	w.Flush()
 
 	startLoad := loadavg()
@@ -113,6 +113,7 @@ func baselineCmd(ctx context.Context, args []string) error {
 		rss, hwm := nd.status()
 		peakRSS = max(peakRSS, hwm)
 		u, s := nd.cpu()
+		gm := metrics(nd.metricsURL(), "go_memstats_heap_inuse_bytes", "go_memstats_next_gc_bytes")
 		cur := sample{t: t, cpu: u + s, held: held, rss: rss}
 		rate, cpuPer := 0.0, 0.0
 		if d := cur.held - last.held; d > 0 {
@@ -120,7 +121,7 @@ func baselineCmd(ctx context.Context, args []string) error {
 			cpuPer = (cur.cpu - last.cpu) * 1e6 / float64(d)
 		}
 		w.Write([]string{f1(t), strconv.FormatInt(held, 10), f0(rate), f0(float64(rss) / 1024), f0(float64(hwm) / 1024),
-			f1(cur.cpu), f0(cpuPer), loadavg()})
+			f1(cur.cpu), f0(cpuPer), f0(gm["go_memstats_heap_inuse_bytes"]/1e6), f0(gm["go_memstats_next_gc_bytes"]/1e6), loadavg()})
 		w.Flush()
 		samples = append(samples, cur)
 		last = cur

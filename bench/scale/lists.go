@@ -26,7 +26,7 @@ func listsCmd(ctx context.Context, args []string) error {
 	viaduct := fs.String("viaduct", "viaduct", "viaduct binary")
 	work := fs.String("work", "", "the directory a baseline ran in (its node's data is DIR/node)")
 	source := fs.String("source", "http://127.0.0.1:18281/", "the Source's URL, as the baseline had it (it need not answer)")
-	rounds := fs.Int("rounds", 2, "reads of each list from each server")
+	rounds := fs.Int("rounds", 3, "reads of each list from each server (a document is cached on its second read at one catalog state)")
 	collection := fs.String("collection", "bench", "the collection to read")
 	if err := fs.Parse(args); err != nil {
 		return err

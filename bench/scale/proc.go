@@ -123,21 +123,33 @@ func (p *proc) waitHTTP(ctx context.Context, url string) error {
 
 // metric reads one unlabelled gauge or counter from a Prometheus text page.
 func metric(url, name string) (float64, bool) {
+	m := metrics(url, name)
+	v, ok := m[name]
+	return v, ok
+}
+
+// metrics reads unlabelled gauges and counters from a Prometheus text
+// page; those it did not find are missing from the map.
+func metrics(url string, names ...string) map[string]float64 {
+	m := map[string]float64{}
 	c := http.Client{Timeout: 5 * time.Second}
 	resp, err := c.Get(url)
 	if err != nil {
-		return 0, false
+		return m
 	}
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
-			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			return f, err == nil
+		for _, name := range names {
+			if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
+				if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+					m[name] = f
+				}
+			}
 		}
 	}
-	return 0, false
+	return m
 }
 
 func freePort() (string, error) {

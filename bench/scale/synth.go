@@ -138,7 +138,7 @@ func catListsCmd(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("catlists", flag.ContinueOnError)
 	path := fs.String("catalog", "", "catalog file synth built")
 	work := fs.String("work", "", "scratch directory (created): the server's cache, its log, the saved documents")
-	rounds := fs.Int("rounds", 2, "reads of the list from each server")
+	rounds := fs.Int("rounds", 3, "reads of the list from each server (a document is cached on its second read at one catalog state)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
