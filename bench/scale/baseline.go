@@ -121,7 +121,7 @@ func baselineCmd(ctx context.Context, args []string) error {
 			cpuPer = (cur.cpu - last.cpu) * 1e6 / float64(d)
 		}
 		w.Write([]string{f1(t), strconv.FormatInt(held, 10), f0(rate), f0(float64(rss) / 1024), f0(float64(hwm) / 1024),
-			f1(cur.cpu), f0(cpuPer), f0(gm["go_memstats_heap_inuse_bytes"]/1e6), f0(gm["go_memstats_next_gc_bytes"]/1e6), loadavg()})
+			f1(cur.cpu), f0(cpuPer), f0(gm["go_memstats_heap_inuse_bytes"] / 1e6), f0(gm["go_memstats_next_gc_bytes"] / 1e6), loadavg()})
 		w.Flush()
 		samples = append(samples, cur)
 		last = cur
