@@ -128,7 +128,7 @@ type readStats struct {
 // its path, a query in the file's name.
 func readAll(base, path, save string) (readStats, error) {
 	var st readStats
-	resp, err := http.Get(base + path)
+	resp, err := plainClient.Get(base + path)
 	if err != nil {
 		return st, err
 	}
@@ -191,6 +191,13 @@ func readAll(base, path, save string) (readStats, error) {
 	}
 	return st, nil
 }
+
+// plainClient asks for documents as they are (no Accept-Encoding: gzip,
+// which Go's default transport would add): the file server sends the
+// saved bytes as they are, so a node must be read the same way, or its
+// rate would include compressing on one side and decompressing on the
+// other.
+var plainClient = &http.Client{Transport: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 4}}
 
 type countingReader struct {
 	r io.Reader
