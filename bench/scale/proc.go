@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -21,6 +22,9 @@ type proc struct {
 	cmd    *exec.Cmd
 	exited chan error
 	log    string
+	// stopped makes stop safe to call again (a deferred stop after an
+	// explicit one): the process is waited for once.
+	stopped sync.Once
 }
 
 // start runs name with args, its output going to logPath.
@@ -43,15 +47,18 @@ func start(ctx context.Context, logPath, name string, args ...string) (*proc, er
 	return p, nil
 }
 
-// stop sends SIGTERM and waits for the process to end.
+// stop sends SIGTERM and waits for the process to end; later calls do
+// nothing.
 func (p *proc) stop() {
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exited:
-	case <-time.After(2 * time.Minute):
-		p.cmd.Process.Kill()
-		<-p.exited
-	}
+	p.stopped.Do(func() {
+		p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.exited:
+		case <-time.After(2 * time.Minute):
+			p.cmd.Process.Kill()
+			<-p.exited
+		}
+	})
 }
 
 func (p *proc) pid() int { return p.cmd.Process.Pid }
