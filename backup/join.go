@@ -32,6 +32,9 @@ type JoinState struct {
 	Have    bool
 	Applied uint64
 	Events  Events
+	// Release, when the caller holds the catalog open, closes it: Join
+	// calls it before a snapshot takes the catalog's place.
+	Release func() error
 }
 
 // Joined says where the catalog the node starts on comes from.
@@ -92,6 +95,12 @@ func Join(ctx context.Context, st JoinState, store storage.Objects, log *slog.Lo
 		}
 		began := time.Now()
 		err := FetchSnapshot(ctx, store, s, st.CatalogPath+".snapshot")
+		if err == nil && st.Release != nil {
+			if err = st.Release(); err != nil {
+				err = fmt.Errorf("closing the catalog a snapshot replaces: %w", err)
+			}
+			st.Release = nil
+		}
 		if err == nil {
 			err = replaceCatalog(st.CatalogPath)
 		}

@@ -250,7 +250,8 @@ func TestJoin(t *testing.T) {
 	s := f.write() // at 200
 	path := func() string { return filepath.Join(t.TempDir(), "catalog.db") }
 
-	j, err := Join(ctx, JoinState{CatalogPath: path(), Have: true, Applied: 150, Events: Events{First: 151, Last: 300}}, f.store, nil)
+	j, err := Join(ctx, JoinState{CatalogPath: path(), Have: true, Applied: 150, Events: Events{First: 151, Last: 300},
+		Release: func() error { t.Error("a kept catalog was released"); return nil }}, f.store, nil)
 	if err != nil || j.From != "catalog" {
 		t.Fatalf("a catalog EVENTS can bring up to date: %+v, %v; want it kept", j, err)
 	}
@@ -264,9 +265,14 @@ func TestJoin(t *testing.T) {
 	}
 	p = path()
 	os.WriteFile(p, []byte("a catalog left behind"), 0o600)
-	j, err = Join(ctx, JoinState{CatalogPath: p, Have: true, Applied: 50, Events: Events{First: 120, Last: 300}}, f.store, nil)
+	released := 0
+	release := func() error { released++; return nil }
+	j, err = Join(ctx, JoinState{CatalogPath: p, Have: true, Applied: 50, Events: Events{First: 120, Last: 300}, Release: release}, f.store, nil)
 	if err != nil || j.From != "snapshot" || j.Snapshot.Seq != 200 {
 		t.Fatalf("a catalog at 50, EVENTS from 120: %+v, %v; want the snapshot at 200", j, err)
+	}
+	if released != 1 {
+		t.Fatalf("the open catalog a snapshot replaced was released %d times, want once", released)
 	}
 	_, err = Join(ctx, JoinState{CatalogPath: path(), Events: Events{First: 202, Last: 300}}, f.store, nil)
 	if !errors.Is(err, ErrCannotJoin) || !strings.Contains(err.Error(), "too old") || !strings.Contains(err.Error(), "starts at sequence 202") {

@@ -141,11 +141,8 @@ func Start(ctx context.Context, cfg Config, opts Options) (n *Node, err error) {
 	if n.blobs, err = openBlobs(ctx, cfg.Blobs, log, n.reg); err != nil {
 		return n, err
 	}
-	if n.joined, err = n.joinCatalog(ctx); err != nil {
+	if err = n.openCatalog(ctx); err != nil {
 		return n, err
-	}
-	if n.cat, err = catalog.Open(ctx, cfg.Catalog.Path, log.With("role", "catalog")); err != nil {
-		return n, fmt.Errorf("opening catalog: %w", err)
 	}
 
 	n.reg.MustRegister(newCatalogCollector(n))

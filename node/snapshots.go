@@ -17,57 +17,61 @@ import (
 // snapshots to the blob store the nodes share.
 const snapshotLease = "snapshot"
 
-// joinCatalog runs before the catalog opens: it puts the newest usable
-// snapshot in place of a catalog that is missing or that EVENTS' retention
-// has left behind (package backup decides), and refuses to start when
-// neither the catalog nor a snapshot can be brought up to date. It also
-// refuses an EVENTS whose retention, as the stream has it (on an
-// external cluster, another node may have set it), the snapshot
-// schedule does not cover.
-func (n *Node) joinCatalog(ctx context.Context) (backup.Joined, error) {
+// openCatalog opens the node's catalog, putting the newest usable
+// snapshot in place of a catalog that is missing or that EVENTS'
+// retention has left behind (package backup decides), and refusing to
+// start when neither the catalog nor a snapshot can be brought up to date.
+// A catalog that is kept is opened once: the decision reads its applied
+// sequence from the open catalog. It also refuses an EVENTS whose
+// retention, as the stream has it (on an external cluster, another node
+// may have set it), the snapshot schedule does not cover.
+func (n *Node) openCatalog(ctx context.Context) error {
 	stream, err := n.q.JetStream().Stream(ctx, queue.StreamEvents)
 	if err != nil {
-		return backup.Joined{}, fmt.Errorf("reading EVENTS' state: %w", err)
+		return fmt.Errorf("reading EVENTS' state: %w", err)
 	}
 	info := stream.CachedInfo()
 	if err := n.cfg.Snapshots.CheckRetention(info.Config.MaxAge); err != nil {
-		return backup.Joined{}, fmt.Errorf("EVENTS, as the NATS server holds it: %w", err)
+		return fmt.Errorf("EVENTS, as the NATS server holds it: %w", err)
 	}
 	stale, _ := filepath.Glob(filepath.Join(n.cfg.DataDir, ".snapshot-*"))
 	for _, d := range stale {
 		os.RemoveAll(d) // a snapshot cut short by a stop
 	}
+	open := func() (err error) {
+		if n.cat, err = catalog.Open(ctx, n.cfg.Catalog.Path, n.log.With("role", "catalog")); err != nil {
+			return fmt.Errorf("opening catalog: %w", err)
+		}
+		return nil
+	}
 	st := backup.JoinState{CatalogPath: n.cfg.Catalog.Path, Events: backup.Events{First: info.State.FirstSeq, Last: info.State.LastSeq}}
 	if _, err := os.Stat(st.CatalogPath); err == nil {
+		if err := open(); err != nil {
+			return err
+		}
+		if st.Applied, err = n.cat.LastApplied(ctx); err != nil {
+			return fmt.Errorf("catalog %s: %w", st.CatalogPath, err)
+		}
 		st.Have = true
-		if st.Applied, err = appliedOf(ctx, st.CatalogPath); err != nil {
-			return backup.Joined{}, err
+		st.Release = func() error {
+			err := n.cat.Close()
+			n.cat = nil
+			return err
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
-		return backup.Joined{}, fmt.Errorf("catalog %s: %w", st.CatalogPath, err)
+		return fmt.Errorf("catalog %s: %w", st.CatalogPath, err)
 	}
 	objects, ok := n.blobs.(storage.Objects)
 	if !ok {
-		return backup.Joined{}, fmt.Errorf("the %s blob store keeps no snapshots", n.cfg.Blobs.Kind)
+		return fmt.Errorf("the %s blob store keeps no snapshots", n.cfg.Blobs.Kind)
 	}
-	return backup.Join(ctx, st, objects, n.log.With("role", "snapshots"))
-}
-
-// appliedOf opens the catalog at path for a moment to read its last
-// applied sequence (its WAL included).
-func appliedOf(ctx context.Context, path string) (uint64, error) {
-	c, err := catalog.Open(ctx, path, nil)
-	if err != nil {
-		return 0, fmt.Errorf("opening catalog: %w", err)
+	if n.joined, err = backup.Join(ctx, st, objects, n.log.With("role", "snapshots")); err != nil {
+		return err
 	}
-	applied, err := c.LastApplied(ctx)
-	if cerr := c.Close(); err == nil {
-		err = cerr
+	if n.cat == nil {
+		return open()
 	}
-	if err != nil {
-		return 0, fmt.Errorf("catalog %s: %w", path, err)
-	}
-	return applied, nil
+	return nil
 }
 
 // startSnapshots runs the snapshot schedule on every node; the one
