@@ -41,36 +41,30 @@ func storeProbe(blobs storage.Blobs) func(context.Context) error {
 }
 
 // storeFaulter is a publisher that knows whether its store takes writes
-// (queue.Queue: its embedded JetStream store), and how many times it has
-// not.
+// (queue.Queue: its embedded JetStream store), and whose epoch moves when
+// a fault of the store begins or ends (odd while it lasts).
 type storeFaulter interface {
 	StoreFault() error
-	StoreFaults() uint64
+	StoreEpoch() uint64
 }
 
-// eventsStore is what the publisher of events says of its store at one
-// moment: how many faults it has had, and whether it has one now.
-type eventsStore struct {
-	faults  uint64
-	faulted bool
-}
-
-// eventsStoreNow asks the publisher; a publisher that cannot tell has
-// had no fault.
-func eventsStoreNow(events Publisher) eventsStore {
+// eventsEpoch is the publisher's store epoch; 0 for a publisher that
+// cannot tell.
+func eventsEpoch(events Publisher) uint64 {
 	if sf, ok := events.(storeFaulter); ok {
-		return eventsStore{faults: sf.StoreFaults(), faulted: sf.StoreFault() != nil}
+		return sf.StoreEpoch()
 	}
-	return eventsStore{}
+	return 0
 }
 
 // faultedSince reports whether the store had a fault at any moment
-// between before and now: at either end, or one that began and ended in
-// between. A publish that failed over such a span failed because of the
-// store, though it may take writes again by the time the failure is known
-// (JetStream restarted while the publish waited for its acknowledgement).
-func (before eventsStore) faultedSince(now eventsStore) bool {
-	return before.faulted || now.faulted || now.faults != before.faults
+// between the epochs before and now: at either end (odd), or one that
+// began and ended in between. A publish that failed over such a span
+// failed because of the store, though it may take writes again by the
+// time the failure is known (JetStream restarted while the publish
+// waited for its acknowledgement).
+func faultedSince(before, now uint64) bool {
+	return before != now || now%2 == 1
 }
 
 // eventsProbe asks the publisher of events whether its store takes

@@ -8,16 +8,17 @@ import "testing"
 func TestFaultedSince(t *testing.T) {
 	for _, c := range []struct {
 		name        string
-		before, now eventsStore
+		before, now uint64
 		want        bool
 	}{
-		{"no fault", eventsStore{faults: 2}, eventsStore{faults: 2}, false},
-		{"fault before, cleared since", eventsStore{faults: 3, faulted: true}, eventsStore{faults: 3}, true},
-		{"fault now", eventsStore{faults: 2}, eventsStore{faults: 3, faulted: true}, true},
-		{"fault began and ended meanwhile", eventsStore{faults: 2}, eventsStore{faults: 3}, true},
+		{"no fault", 2, 2, false},
+		{"fault before, cleared since", 3, 4, true},
+		{"fault now", 2, 3, true},
+		{"fault throughout", 3, 3, true},
+		{"fault began and ended meanwhile", 2, 4, true},
 	} {
-		if got := c.before.faultedSince(c.now); got != c.want {
-			t.Errorf("%s: faultedSince = %v, want %v", c.name, got, c.want)
+		if got := faultedSince(c.before, c.now); got != c.want {
+			t.Errorf("%s: faultedSince(%d, %d) = %v, want %v", c.name, c.before, c.now, got, c.want)
 		}
 	}
 }

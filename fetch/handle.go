@@ -50,7 +50,7 @@ func (p *Pool) record(ctx context.Context, st *staged, ap AsyncPublisher) *failu
 		}
 	}
 	var err error
-	before := eventsStoreNow(p.deps.Events)
+	epoch := eventsEpoch(p.deps.Events)
 	if ap != nil {
 		var pe *queue.PendingEvent
 		if pe, err = ap.PublishEventAsync(ctx, st.ev); err == nil {
@@ -62,7 +62,7 @@ func (p *Pool) record(ctx context.Context, st *staged, ap AsyncPublisher) *failu
 	if err != nil {
 		c := &st.ev.Upstream
 		return &failure{reason: "publish", retry: true, interrupted: ctx.Err() != nil, err: fmt.Errorf("publish event: %w", err), evidence: evidence(c, c.URI),
-			storeFaulted: before.faultedSince(eventsStoreNow(p.deps.Events))}
+			storeFaulted: faultedSince(epoch, eventsEpoch(p.deps.Events))}
 	}
 	p.m.published.WithLabelValues(st.ev.Source, st.ev.Op).Inc()
 	return nil
