@@ -22,10 +22,11 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"strconv"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/viaduct-mirror/viaduct/bench/internal/ports"
 )
 
 func main() {
@@ -57,11 +58,11 @@ func run(ctx context.Context, args []string) error {
 	}()
 	var wg sync.WaitGroup
 	for i := range *count {
-		from, err := plusPort(*listen, i)
+		from, err := ports.Plus(*listen, i)
 		if err != nil {
 			return err
 		}
-		target, err := plusPort(*to, i)
+		target, err := ports.Plus(*to, i)
 		if err != nil {
 			return err
 		}
@@ -83,19 +84,6 @@ func run(ctx context.Context, args []string) error {
 	}
 	wg.Wait()
 	return nil
-}
-
-// plusPort is addr with its port moved on by i.
-func plusPort(addr string, i int) (string, error) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return "", err
-	}
-	p, err := strconv.Atoi(port)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", addr, err)
-	}
-	return net.JoinHostPort(host, strconv.Itoa(p+i)), nil
 }
 
 func accept(ln net.Listener, target string, delay time.Duration) {

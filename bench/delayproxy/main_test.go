@@ -63,13 +63,3 @@ func TestProxyPassesBytesLate(t *testing.T) {
 		t.Errorf("the echo came back after %s, sooner than the %s the delays add", took, 4*delay)
 	}
 }
-
-func TestPlusPort(t *testing.T) {
-	got, err := plusPort("127.0.0.1:19100", 49)
-	if err != nil || got != "127.0.0.1:19149" {
-		t.Fatalf("plusPort = %q, %v; want 127.0.0.1:19149", got, err)
-	}
-	if _, err := plusPort("127.0.0.1", 1); err == nil {
-		t.Fatal("an address without a port was accepted")
-	}
-}

@@ -138,25 +138,41 @@ func metric(url, name string) (float64, bool) {
 // metrics reads unlabelled gauges and counters from a Prometheus text
 // page; those it did not find are missing from the map.
 func metrics(url string, names ...string) map[string]float64 {
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
 	m := map[string]float64{}
+	scrape(url, func(series string, v float64) {
+		if want[series] {
+			m[series] = v
+		}
+	})
+	return m
+}
+
+// scrape reads a Prometheus text page and calls fn with each sample's
+// series, its name and labels as written, and its value. A page that
+// cannot be read gives no samples.
+func scrape(url string, fn func(series string, v float64)) {
 	c := http.Client{Timeout: 5 * time.Second}
 	resp, err := c.Get(url)
 	if err != nil {
-		return m
+		return
 	}
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		for _, name := range names {
-			if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
-				if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
-					m[name] = f
-				}
-			}
+		line := sc.Text()
+		i := strings.LastIndexByte(line, ' ')
+		if line == "" || line[0] == '#' || i < 0 {
+			continue
+		}
+		if v, err := strconv.ParseFloat(line[i+1:], 64); err == nil {
+			fn(line[:i], v)
 		}
 	}
-	return m
 }
 
 func freePort() (string, error) {

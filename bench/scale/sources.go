@@ -1,20 +1,18 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/viaduct-mirror/viaduct/bench/internal/ports"
 
 	"github.com/viaduct-mirror/viaduct/upstream"
 )
@@ -43,7 +41,7 @@ func sourcesCmd(ctx context.Context, args []string) error {
 	}
 	var urls []string
 	for i := range *count {
-		a, err := plusPort(*first, i)
+		a, err := ports.Plus(*first, i)
 		if err != nil {
 			return err
 		}
@@ -137,45 +135,17 @@ func sourcesCmd(ctx context.Context, args []string) error {
 // handled reads viaduct_fetch_handled_total per source.
 func handled(url string) map[string]float64 {
 	m := map[string]float64{}
-	c := http.Client{Timeout: 5 * time.Second}
-	resp, err := c.Get(url)
-	if err != nil {
-		return m
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	const prefix = `viaduct_fetch_handled_total{source="`
-	for sc.Scan() {
-		rest, ok := strings.CutPrefix(sc.Text(), prefix)
-		if !ok {
-			continue
+	scrape(url, func(series string, v float64) {
+		if rest, ok := strings.CutPrefix(series, `viaduct_fetch_handled_total{source="`); ok {
+			if src, ok := strings.CutSuffix(rest, `"}`); ok {
+				m[src] = v
+			}
 		}
-		src, val, ok := strings.Cut(rest, `"} `)
-		if !ok {
-			continue
-		}
-		if v, err := strconv.ParseFloat(strings.TrimSpace(val), 64); err == nil {
-			m[src] = v
-		}
-	}
+	})
 	return m
 }
 
 func lastLine(out []byte) string {
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	return lines[len(lines)-1]
-}
-
-// plusPort is addr with its port moved on by i.
-func plusPort(addr string, i int) (string, error) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return "", err
-	}
-	p, err := strconv.Atoi(port)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", addr, err)
-	}
-	return net.JoinHostPort(host, strconv.Itoa(p+i)), nil
 }

@@ -26,9 +26,10 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/viaduct-mirror/viaduct/bench/internal/ports"
 )
 
 func main() {
@@ -101,12 +102,7 @@ func serve(ctx context.Context, dir, listen string) error {
 // serveMany serves count Sources, DIR/00 on listen's port and each next
 // one on the next port, until ctx ends or one of them fails.
 func serveMany(ctx context.Context, dir, listen string, count int) error {
-	host, port, err := net.SplitHostPort(listen)
-	if err != nil {
-		return err
-	}
-	first, err := strconv.Atoi(port)
-	if err != nil {
+	if _, err := ports.Plus(listen, 0); err != nil {
 		return fmt.Errorf("-listen %s: %w", listen, err)
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -114,7 +110,7 @@ func serveMany(ctx context.Context, dir, listen string, count int) error {
 	errs := make(chan error, count)
 	for i := range count {
 		d := filepath.Join(dir, fmt.Sprintf("%02d", i))
-		addr := net.JoinHostPort(host, strconv.Itoa(first+i))
+		addr, _ := ports.Plus(listen, i) // checked above
 		go func() {
 			err := serve(ctx, d, addr)
 			if err != nil {
