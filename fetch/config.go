@@ -49,14 +49,16 @@ type Config struct {
 	// back to the queue. Default 30s.
 	DrainTimeout time.Duration `yaml:"drain_timeout"`
 
-	// MaxParked is how many changes a node keeps aside, without a worker,
-	// because their host had every slot taken (upstream.per_host_concurrency)
-	// when they came: the workers turn to other Sources' changes meanwhile
-	// and take a parked one as soon as its host has a free slot. One host
-	// may hold a quarter of it. It must stay well under the CHANGES
-	// consumer's pending window (JetStream's max_ack_pending, 1000), or
-	// parked changes would keep other Sources' changes from being
-	// delivered. Default 512.
+	// MaxParked is how many messages of CHANGES (a change, or a group of
+	// up to queue.GroupMax of a baseline's) a node keeps aside, without a
+	// worker, because their host had every slot taken
+	// (upstream.per_host_concurrency) when they came: the workers turn to
+	// other Sources' changes meanwhile and take a parked one as soon as its
+	// host has a free slot. One host may hold a quarter of it: 128 groups,
+	// 4,096 changes, by default, two Sources' worth of harvest.max_backlog.
+	// It must stay well under the CHANGES consumer's pending window
+	// (JetStream's max_ack_pending, 1000 messages), or parked changes would
+	// keep other Sources' changes from being delivered. Default 512.
 	MaxParked int `yaml:"max_parked"`
 	// HostWait is how long a worker waits for a slot of a saturated host
 	// when its change cannot be parked (the lot, or the host's share of

@@ -1,10 +1,13 @@
 package fetch
 
 import (
+	"context"
+
 	"testing"
 	"time"
 
 	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/sim"
 	"github.com/viaduct-mirror/viaduct/upstream"
 )
@@ -101,5 +104,57 @@ func TestSlowSourceSlowsOnlyItself(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestParkedGroupsTakeOnePlaceEach: a slow Source's baseline, 64 changes
+// in two groups, is queued ahead of a healthy Source's 100. The lot has
+// room for eight messages, two a host; a worker that cannot park a change
+// waits host_wait, here longer than the test. Counted in changes, the lot
+// would take two of the slow Source's and leave every other worker
+// waiting on its host; counted in messages, as the consumer's pending
+// window counts them, both groups wait in the lot and the workers serve
+// the healthy Source meanwhile.
+func TestParkedGroupsTakeOnePlaceEach(t *testing.T) {
+	slow := startSim(t, sim.Config{Resources: 64, MinSize: 4096, MaxSize: 4096})
+	healthy := startSim(t, sim.Config{Resources: 100, MinSize: 500, MaxSize: 1000})
+	slowChanges := renamed(simChanges(t, slow), "slow")
+	for _, c := range slowChanges {
+		if err := slow.SetFault(resPath(slow, c.URI), sim.Fault{Trickle: 5 * time.Second}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	q := startQueue(t)
+	store, _ := dirStore(t)
+	batch := make([]*viaduct.Change, len(slowChanges))
+	for i := range slowChanges {
+		batch[i] = &slowChanges[i]
+	}
+	if err := q.PublishChanges(context.Background(), batch); err != nil {
+		t.Fatal(err)
+	}
+	if n := streamMsgs(t, q, queue.StreamChanges); n != 2 {
+		t.Fatalf("the slow Source's 64 changes are %d messages of CHANGES, want 2 groups", n)
+	}
+	publishAll(t, q, renamed(simChanges(t, healthy), "healthy"))
+
+	cfg := testConfig()
+	cfg.Workers = 4
+	cfg.MaxParked = 8
+	cfg.HostWait = 10 * time.Minute // a change not parked holds its worker
+	cfg.BusyRetry = 10 * time.Minute
+	runPool(t, cfg, queueDeps(t, q, store, twoSources(t, slow, healthy, cfg.Workers)))
+
+	eventually(t, 60*time.Second, "every healthy change stored", func() bool {
+		n := 0
+		for _, e := range events(t, q) {
+			if e.Source == "healthy" {
+				n++
+			}
+		}
+		return n == 100
+	})
+	if dl := deadLetters(t, q); len(dl) != 0 {
+		t.Errorf("%d changes dead-lettered, want none: %+v", len(dl), dl[0])
 	}
 }

@@ -15,29 +15,49 @@ import (
 // on that host: a slow Source slows only itself. A parked change keeps its
 // delivery (a heartbeat keeps it from being handed to another worker) and
 // costs none of the queue's deliveries; a worker takes it again as soon as
-// its host has a free slot, before pulling anything new. The lot is
-// bounded, in total and per host, so that one slow host cannot fill the
-// consumer's pending window with its own changes.
+// its host has a free slot, before pulling anything new.
+//
+// The lot is bounded in messages of CHANGES, in total and per host, since
+// what it must not fill is the consumer's pending window, which counts
+// messages: a baseline's group of up to queue.GroupMax changes takes one
+// place however many of its members wait, so that a saturated host's
+// whole share of the backlog can wait here while the workers serve the
+// Sources queued behind it. Each message held has one heartbeat, however
+// many of its members are parked.
 type lot struct {
 	max, perHost int
 	every        time.Duration
 	log          *slog.Logger
 
 	mu    sync.Mutex
-	hosts map[string][]*parked
+	hosts map[string]*hostLot
 	ring  []string // hosts with parked changes, taken from in turn
 	next  int
-	n     int
+	held  map[uint64]*heldMsg // by stream sequence
+	n     int                 // changes parked
+}
+
+// hostLot is what waits for one host: its changes in the order they were
+// parked, and how many of them each message holds.
+type hostLot struct {
+	q    []*parked
+	msgs map[uint64]int
+}
+
+// heldMsg is a message of CHANGES the lot holds members of.
+type heldMsg struct {
+	n  int
+	hb *heartbeat
 }
 
 type parked struct {
 	msg    *queue.ChangeMsg
 	client *upstream.Client
-	hb     *heartbeat
 }
 
 func newLot(size int, every time.Duration, log *slog.Logger) *lot {
-	return &lot{max: size, perHost: max(1, size/4), every: every, log: log, hosts: map[string][]*parked{}}
+	return &lot{max: size, perHost: max(1, size/4), every: every, log: log,
+		hosts: map[string]*hostLot{}, held: map[uint64]*heldMsg{}}
 }
 
 // hostKey is the authority a change is fetched from first.
@@ -49,22 +69,44 @@ func hostKey(uri string) string {
 	return u.Scheme + "://" + u.Host
 }
 
-// park keeps msg aside; false when the lot, or its host's share of it, is
-// full.
+// park keeps msg aside; false when it would take the lot, or its host's
+// share of it, past its bound in messages.
 func (l *lot) park(msg *queue.ChangeMsg, client *upstream.Client) bool {
 	key := hostKey(msg.Change.URI)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	q := l.hosts[key]
-	if l.n >= l.max || len(q) >= l.perHost {
+	h := l.hosts[key]
+	hm := l.held[msg.Seq]
+	if hm == nil && len(l.held) >= l.max {
 		return false
 	}
-	if len(q) == 0 {
+	if h != nil && h.msgs[msg.Seq] == 0 && len(h.msgs) >= l.perHost {
+		return false
+	}
+	if h == nil {
+		h = &hostLot{msgs: map[uint64]int{}}
+		l.hosts[key] = h
 		l.ring = append(l.ring, key)
 	}
-	l.hosts[key] = append(q, &parked{msg: msg, client: client, hb: startHeartbeat(msg, l.every, l.log)})
+	if hm == nil {
+		hm = &heldMsg{hb: startHeartbeat(msg, l.every, l.log)}
+		l.held[msg.Seq] = hm
+	}
+	hm.n++
+	h.msgs[msg.Seq]++
+	h.q = append(h.q, &parked{msg: msg, client: client})
 	l.n++
 	return true
+}
+
+// unhold counts one change of seq out of the lot, and stops the message's
+// heartbeat with its last one.
+func (l *lot) unhold(seq uint64) {
+	hm := l.held[seq]
+	if hm.n--; hm.n == 0 {
+		hm.hb.stop()
+		delete(l.held, seq)
+	}
 }
 
 // take returns a parked change whose host has a free slot now, the hosts
@@ -77,22 +119,24 @@ func (l *lot) take() *queue.ChangeMsg {
 			l.next = 0
 		}
 		key := l.ring[l.next]
-		q := l.hosts[key]
-		if q[0].client.Saturated(q[0].msg.Change.URI) {
+		h := l.hosts[key]
+		if h.q[0].client.Saturated(h.q[0].msg.Change.URI) {
 			l.next++
 			continue
 		}
-		p := q[0]
-		q[0] = nil
-		if q = q[1:]; len(q) == 0 {
+		p := h.q[0]
+		h.q[0] = nil
+		if h.q = h.q[1:]; len(h.q) == 0 {
 			delete(l.hosts, key)
 			l.ring = append(l.ring[:l.next], l.ring[l.next+1:]...)
 		} else {
-			l.hosts[key] = q
+			if h.msgs[p.msg.Seq]--; h.msgs[p.msg.Seq] == 0 {
+				delete(h.msgs, p.msg.Seq)
+			}
 			l.next++
 		}
 		l.n--
-		p.hb.stop()
+		l.unhold(p.msg.Seq)
 		return p.msg
 	}
 	return nil
@@ -110,13 +154,15 @@ func (l *lot) len() int {
 func (l *lot) release() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for _, q := range l.hosts {
-		for _, p := range q {
-			p.hb.stop()
+	for _, hm := range l.held {
+		hm.hb.stop()
+	}
+	for _, h := range l.hosts {
+		for _, p := range h.q {
 			if err := p.msg.Nak(0); err != nil {
 				l.log.Warn("could not hand back a parked change", "source", p.msg.Change.Source, "uri", p.msg.Change.URI, "err", err)
 			}
 		}
 	}
-	l.hosts, l.ring, l.n = map[string][]*parked{}, nil, 0
+	l.hosts, l.ring, l.held, l.n = map[string]*hostLot{}, nil, map[uint64]*heldMsg{}, 0
 }
