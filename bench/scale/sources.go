@@ -65,6 +65,7 @@ func sourcesCmd(ctx context.Context, args []string) error {
 	defer nd.stop()
 	done := map[string]float64{}
 	total := int64(*count) * int64(*n)
+	nextReport := time.Minute
 	for {
 		select {
 		case <-ctx.Done():
@@ -83,6 +84,11 @@ func sourcesCmd(ctx context.Context, args []string) error {
 		held, ok := nd.resources()
 		if ok && held >= total && len(done) == *count {
 			break
+		}
+		if ok && time.Since(begin) >= nextReport {
+			fmt.Printf("  %4.0f s: %d of %d resources (%.0f/s), %d Sources done; load %s\n",
+				t, held, total, float64(held)/t, len(done), loadavg())
+			nextReport += time.Minute
 		}
 		if time.Since(begin) > time.Hour {
 			return fmt.Errorf("viaduct stalled at %d of %d resources (log: %s)", held, total, nd.log)
