@@ -34,7 +34,7 @@ type Lookup struct {
 }
 
 // lookupSQL reads the columns of a Lookup, in scanLookup's order.
-const lookupSQL = `SELECT deleted, sha256, md5, length, type, up_time, up_order, up_modified
+const lookupSQL = `SELECT deleted, sha256, md5, length, type, up_order, up_pack
 	FROM resources WHERE collection = ? AND uri = ?`
 
 // Lookup reads what a fetch worker needs of the row of uri in collection,
@@ -42,23 +42,20 @@ const lookupSQL = `SELECT deleted, sha256, md5, length, type, up_time, up_order,
 // when the catalog has no row of it, which is the common case during a
 // first baseline: the miss costs no error value.
 func (c *Catalog) Lookup(ctx context.Context, collection, uri string) (l Lookup, found bool, err error) {
-	var upTime, order, modified string
+	var order, up string
 	err = c.reads.lookup.QueryRowContext(ctx, collection, uri).
-		Scan(&l.Deleted, &l.SHA256, &l.MD5, &l.Length, &l.Type, &upTime, &order, &modified)
+		Scan(&l.Deleted, &l.SHA256, &l.MD5, &l.Length, &l.Type, &order, &up)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return Lookup{}, false, nil
 	case err != nil:
 		return Lookup{}, false, fmt.Errorf("look up resource %s in collection %s: %w", uri, collection, err)
 	}
-	if l.UpstreamTime, err = parseTime(upTime); err != nil {
-		return Lookup{}, false, fmt.Errorf("look up resource %s in collection %s: upstream time: %w", uri, collection, err)
+	if l.UpstreamTime, l.UpstreamModified, err = upTimes(up); err != nil {
+		return Lookup{}, false, fmt.Errorf("look up resource %s in collection %s: %w", uri, collection, err)
 	}
 	if l.Order, err = parseTime(order); err != nil {
 		return Lookup{}, false, fmt.Errorf("look up resource %s in collection %s: upstream order: %w", uri, collection, err)
-	}
-	if l.UpstreamModified, err = parseTime(modified); err != nil {
-		return Lookup{}, false, fmt.Errorf("look up resource %s in collection %s: upstream modified: %w", uri, collection, err)
 	}
 	return l, true, nil
 }

@@ -52,30 +52,30 @@ func validate(ev *viaduct.Event) error {
 	return nil
 }
 
-// upstreamColumns renders the event's source and upstream metadata in the
-// order of the columns source, origin, up_time, up_modified, up_hash,
-// up_length, up_type, links, hops.
-func upstreamColumns(ev *viaduct.Event) ([]any, error) {
+// upstreamOf renders the event's source and upstream metadata as
+// up_pack keeps them, and its chain of hops as the hops column keeps it:
+// "" (NULL) when the chain is what hopsOf derives from the row, which it
+// is whenever the upstream's URI is the event's.
+func upstreamOf(ev *viaduct.Event) (upFacts, string, error) {
 	up := &ev.Upstream
-	var links sql.NullString
-	if len(up.Links) > 0 {
-		b, err := json.Marshal(up.Links)
-		if err != nil {
-			return nil, fmt.Errorf("encode links: %w", err)
-		}
-		links = sql.NullString{String: string(b), Valid: true}
+	links, err := encodeLinks(up.Links)
+	if err != nil {
+		return upFacts{}, "", err
 	}
 	chain := upstreamHops(ev)
+	u := upFacts{source: ev.Source, origin: chain[0].URI, time: up.Time, modified: up.Modified,
+		hash: up.Hash.String(), typ: up.Type, links: links}
+	if up.Length != nil {
+		u.length = sql.NullInt64{Int64: *up.Length, Valid: true}
+	}
+	if up.URI == ev.URI {
+		return u, "", nil
+	}
 	hops, err := json.Marshal(chain)
 	if err != nil {
-		return nil, fmt.Errorf("encode provenance: %w", err)
+		return upFacts{}, "", fmt.Errorf("encode provenance: %w", err)
 	}
-	var length sql.NullInt64
-	if up.Length != nil {
-		length = sql.NullInt64{Int64: *up.Length, Valid: true}
-	}
-	return []any{ev.Source, chain[0].URI, formatTime(up.Time), formatTime(up.Modified),
-		up.Hash.String(), length, up.Type, links, string(hops)}, nil
+	return u, string(hops), nil
 }
 
 // formatTime writes an upstream time exactly, or "" for none.
