@@ -63,18 +63,26 @@ func repoEvents(n int) []Applied {
 }
 
 // BenchmarkCatalogSize measures what a catalog takes on disk per
-// resource: a baseline of b.N resources (repoEvents) applied through
+// resource: a baseline of b.N resources applied through
 // ApplyBatch, then, for the change log at the default retention, a
 // second version of every tenth resource (its copy updated), the WAL
 // checkpointed away. It reports the file's bytes per resource and, where
 // the SQLite build has the dbstat table (go test -tags sqlite_dbstat),
 // logs the bytes of each table and index, in total and per resource:
 //
+// The baseline is a repository's (repoEvents) or bench/staticsrc's
+// (ingestEvents: short URIs, no links, the shape of the 1,000,000-resource
+// baseline of docs/benchmarks.md):
+//
 //	go test -tags sqlite_dbstat -run '^$' -bench CatalogSize -benchtime 100000x ./catalog
 func BenchmarkCatalogSize(b *testing.B) {
+	b.Run("repository", func(b *testing.B) { benchCatalogSize(b, repoEvents(b.N)) })
+	b.Run("staticsrc", func(b *testing.B) { benchCatalogSize(b, ingestEvents(b.N)) })
+}
+
+func benchCatalogSize(b *testing.B, evs []Applied) {
 	ctx := context.Background()
 	c := openTemp(b)
-	evs := repoEvents(b.N)
 	updates := make([]Applied, 0, b.N/10)
 	for i := 0; i < b.N; i += 10 {
 		ev := *evs[i].Event
