@@ -49,7 +49,7 @@ func toV8(t testing.TB, path string) {
 	}
 	type resRow struct {
 		coll, uri, source, sha256, md5, typ, upOrder, up string
-		deleted, length, changed, seq, est, estRefs       int64
+		deleted, length, changed, seq, est, estRefs      int64
 		hops                                             sql.NullString
 		copyPack                                         []byte
 	}

@@ -2,7 +2,7 @@ package catalog
 
 import (
 	"database/sql"
-		"fmt"
+	"fmt"
 	"time"
 
 	"github.com/viaduct-mirror/viaduct/resourcesync"

@@ -37,8 +37,8 @@ type rowState struct {
 	source          string
 	viaOrigin, hops sql.NullString
 	upPack          []byte
-	est, estRefs int64
-	upOrder      string
+	est, estRefs    int64
+	upOrder         string
 }
 
 // setUpstream records the upstream columns of the event that applies to
