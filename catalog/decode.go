@@ -69,8 +69,8 @@ func (d *rowDecoder) logged(s scanner, ch *LoggedChange) error {
 	return nil
 }
 
-// upstream fills u from the scratch upstream columns, as decodeUpstream
-// does, reusing the decoder's hash slice and length.
+// upstream fills u from the scratch upstream columns, reusing the
+// decoder's hash slice and length.
 func (d *rowDecoder) upstream(u *Upstream) error {
 	var err error
 	if d.upTime != d.timeText {

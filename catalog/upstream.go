@@ -4,7 +4,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/viaduct-mirror/viaduct"
@@ -92,39 +91,4 @@ func parseTime(s string) (time.Time, error) {
 		return time.Time{}, nil
 	}
 	return time.Parse(time.RFC3339Nano, s)
-}
-
-// decodeUpstream fills u from the stored columns.
-func decodeUpstream(u *Upstream, tm, mod, hash string, length sql.NullInt64, typ string, links sql.NullString) error {
-	var err error
-	if u.Time, err = parseTime(tm); err != nil {
-		return fmt.Errorf("upstream time: %w", err)
-	}
-	if u.Modified, err = parseTime(mod); err != nil {
-		return fmt.Errorf("upstream modified: %w", err)
-	}
-	u.Hash = splitHashes(hash)
-	if length.Valid {
-		n := length.Int64
-		u.Length = &n
-	}
-	u.Type = typ
-	if links.Valid {
-		if err := json.Unmarshal([]byte(links.String), &u.Links); err != nil {
-			return fmt.Errorf("upstream links: %w", err)
-		}
-	}
-	return nil
-}
-
-// splitHashes reads back a hash attribute as the Source gave it, without
-// the validation of resourcesync.ParseHashes: the catalog returns what it
-// was told, and the harvester has already judged it.
-func splitHashes(s string) resourcesync.Hashes {
-	var hs resourcesync.Hashes
-	for _, f := range strings.Fields(s) {
-		alg, val, _ := strings.Cut(f, ":")
-		hs = append(hs, resourcesync.Hash{Alg: alg, Value: val})
-	}
-	return hs
 }
