@@ -1,15 +1,27 @@
 #!/usr/bin/env bash
 # bench/run.sh: viaduct against the field, measured the way a user meets it.
 #
-#   bench/run.sh small      20,000 x 1 KiB: viaduct and resync-sync, 2 rounds
-#   bench/run.sh large      100,000 x 1 KiB: viaduct and resync-sync, 2 rounds
+#   bench/run.sh small      20,000 x 1 KiB: viaduct, resync-sync and a plain GET
+#                           loop, 2 rounds
+#   bench/run.sh large      100,000 x 1 KiB: the same
 #   bench/run.sh flat       250,000 x 1 KiB (FLAT_N): viaduct alone, for its peak
 #                           memory past the 100,000 of large
 #   bench/run.sh big        1,000 x 10 MB: viaduct, a plain file copy and a plain
 #                           HTTP loop (as it is and verifying), 2 rounds
 #   bench/run.sh s3         20,000 x 1 KiB into MinIO: viaduct and a plain PUT loop,
 #                           as minio-go sends it and with unsigned bodies
-#   bench/run.sh all        every one of the above
+#   bench/run.sh million    1,000,000 x 1 KiB (MILLION_N): viaduct alone, sampled
+#                           every 10 s (rate, memory, CPU), the bytes per resource
+#                           on disk, then its Resource List and Change List served
+#                           against a file server of the same bytes
+#   bench/run.sh synth      a catalog of 10,000,000 resources (SYNTH_N) built with
+#                           the catalog's batch apply; its Resource List served
+#                           against a file server of the same bytes
+#   bench/run.sh sources    50 Sources x 2,000 x 1 KiB (SOURCES, SOURCE_N), each
+#                           behind 50 ms of round trip (bench/delayproxy), viaduct
+#                           with its default politeness, then resync-sync on
+#                           RESYNC_SOURCES (3) of them one after another
+#   bench/run.sh all        small, large, big and s3
 #
 # Environment: RESYNC (the resync 2.0.1 directory; default ../shared/anchors/
 # resync-2.0.1 beside the checkout), WORK (scratch directory on the disk to
@@ -42,6 +54,8 @@ go build -o "$WORK/bin/staticsrc" ./bench/staticsrc
 go build -o "$WORK/bin/compare" ./bench/compare
 go build -o "$WORK/bin/s3put" ./bench/s3put
 go build -o "$WORK/bin/httpget" ./bench/httpget
+go build -o "$WORK/bin/scale" ./bench/scale
+go build -o "$WORK/bin/delayproxy" ./bench/delayproxy
 
 # source N SIZE: generates (once) and serves a static Source; sets $src.
 source_up() {
@@ -71,8 +85,8 @@ compare() {
 		-source "http://127.0.0.1:$port/" -source-dir "$src" -work "$WORK" -rounds "$ROUNDS" "$@"
 }
 
-small() { source_up 20000 1024; compare -n 20000 -size 1024 -with resync,viaduct -warmup "${WARMUP:-1}"; source_down; }
-large() { source_up 100000 1024; compare -n 100000 -size 1024 -with resync,viaduct -warmup "${WARMUP:-0}"; source_down; }
+small() { source_up 20000 1024; compare -n 20000 -size 1024 -with resync,viaduct,get -warmup "${WARMUP:-1}"; source_down; }
+large() { source_up 100000 1024; compare -n 100000 -size 1024 -with resync,viaduct,get -warmup "${WARMUP:-0}"; source_down; }
 flat() { source_up "$FLAT_N" 1024; compare -n "$FLAT_N" -size 1024 -with viaduct -warmup "${WARMUP:-0}"; source_down; }
 big() { source_up 1000 10000000; compare -n 1000 -size 10000000 -with copy,get,get-verify,viaduct -warmup "${WARMUP:-1}"; source_down; }
 s3() {
@@ -90,12 +104,55 @@ s3() {
 	source_down
 }
 
+# million: one node harvests MILLION_N x 1 KiB, sampled every 10 s into
+# $WORK/million-*/baseline.csv; then its lists are served and read.
+million() {
+	local n=${MILLION_N:-1000000}
+	source_up "$n" 1024
+	local run
+	run=$(mktemp -d "$WORK/million-XXXX")
+	sync
+	"$WORK/bin/scale" baseline -viaduct "$WORK/bin/viaduct" -source "http://127.0.0.1:$port/" -n "$n" -work "$run" -profile-at 0.1,0.9
+	source_down
+	"$WORK/bin/scale" lists -viaduct "$WORK/bin/viaduct" -source "http://127.0.0.1:$port/" -work "$run"
+}
+
+# synth: a catalog of SYNTH_N resources, built once, then served.
+synth() {
+	local n=${SYNTH_N:-10000000}
+	local cat="$WORK/synth-$n.db"
+	[ -f "$cat" ] || "$WORK/bin/scale" synth -catalog "$cat" -n "$n"
+	"$WORK/bin/scale" catlists -catalog "$cat" -work "$(mktemp -d "$WORK/synth-XXXX")"
+}
+
+# sources: SOURCES static Sources behind a delaying proxy (25 ms each way).
+sources() {
+	local count=${SOURCES:-50} n=${SOURCE_N:-2000} first=19000 proxied=19100
+	local src="$WORK/src-sources-$count-$n"
+	for i in $(seq 0 $((count - 1))); do
+		local d
+		d=$(printf '%s/%02d' "$src" "$i")
+		[ -f "$d/.well-known/resourcesync" ] ||
+			"$WORK/bin/staticsrc" gen -dir "$d" -base "http://127.0.0.1:$((proxied + i))" -n "$n" -size 1024 -seed $((i + 1))
+	done
+	"$WORK/bin/staticsrc" serve -dir "$src" -listen "127.0.0.1:$first" -count "$count" 2>"$WORK/staticsrc.log" &
+	pids+=($!)
+	"$WORK/bin/delayproxy" -listen "127.0.0.1:$proxied" -to "127.0.0.1:$first" -count "$count" -delay 25ms 2>"$WORK/delayproxy.log" &
+	pids+=($!)
+	for _ in $(seq 100); do curl -fs "http://127.0.0.1:$((proxied + count - 1))/.well-known/resourcesync" >/dev/null && break; sleep 0.1; done
+	"$WORK/bin/scale" sources -viaduct "$WORK/bin/viaduct" -first "127.0.0.1:$proxied" -count "$count" -n "$n" \
+		-work "$(mktemp -d "$WORK/sources-XXXX")" -resync "$RESYNC" -resync-sources "${RESYNC_SOURCES:-3}"
+}
+
 case "${1:-small}" in
 small) small ;;
 large) large ;;
 flat) flat ;;
 big) big ;;
 s3) s3 ;;
+million) million ;;
+synth) synth ;;
+sources) sources ;;
 all) small; large; big; s3 ;;
-*) echo "usage: bench/run.sh small|large|flat|big|s3|all" >&2; exit 2 ;;
+*) echo "usage: bench/run.sh small|large|flat|big|s3|million|synth|sources|all" >&2; exit 2 ;;
 esac

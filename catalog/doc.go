@@ -65,6 +65,32 @@
 // lookup by origin. Every node thus ends in the state of the Source's
 // latest statement, whatever order the events came in. See ApplyBatch.
 //
+// # Read shapes
+//
+// A resource's row is read in one shape per use, each no wider than its
+// readers need: a read per change or per row of a walk of the whole
+// catalog decodes only what it compares, since decoding whole rows there
+// cost a kilobyte a resource.
+//
+//	shape          read by                                why that shape
+//	Lookup         fetch workers (Lookup by URI,          the columns a change is compared
+//	               HeldByHash by md5); the harvester's    with; no links, hops or upstream
+//	               baseline and dead-letter checks        hashes (one read per change)
+//	HeldEntry      the harvester's walk for the           collection, URI and Source time: a
+//	               deletions a baseline implies           walk of every row of a Source
+//	HeldCopy       the fixity audit's walk                where the blob is and what its
+//	                                                      bytes must be: a walk of every row
+//	Resource       fixity's repair (Resource, CopiesOf);  the whole row: a repair restates
+//	               tests and benchmarks (SourceResources, what the Source last said, links
+//	               Resources)                             included
+//	ResourceState  republish.SQLiteCatalog (lists,        the whole row and the op of its last
+//	               parts, by origin, by URI), turned      change, which a list entry states;
+//	               into republish.Record by its one       republish declares Record, so the
+//	               conversion (fromState)                 catalog does not import it
+//
+// The change log is read as LoggedChange, which republish turns into the
+// same Record.
+//
 // The package never fetches, publishes or acknowledges anything: it only
 // applies what EVENTS holds, records what the harvester tells it and
 // answers reads.

@@ -6,15 +6,21 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/viaduct-mirror/viaduct/resourcesync"
 )
 
-// Lookup is the part of a resource's row that a fetch worker compares a
-// change with before it fetches, and a baseline compares a listed entry
-// with: whether the copy is deleted, its digests, length and type, and the
-// Source times of the last statement applied.
+// Lookup is the part of a resource's row that a change is compared with
+// before anything is fetched: the fetch workers' copy of the URI and
+// their copy by hash, and a baseline's listed entry. It holds whether the
+// copy is deleted, its digests, length and type, and the Source times of
+// the last statement applied.
 // It is read without the row's links, hops and upstream hashes, which
 // Resource decodes and a worker never needs.
 type Lookup struct {
+	// URI is the resource's URI at its Source: the one asked for, or
+	// that of the copy HeldByHash found.
+	URI     string
 	Deleted bool
 	SHA256  string
 	MD5     string
@@ -33,29 +39,66 @@ type Lookup struct {
 	Order time.Time
 }
 
-// lookupSQL reads the columns of a Lookup, in scanLookup's order.
-const lookupSQL = `SELECT deleted, sha256, md5, length, type, up_order, up_pack
-	FROM resources WHERE collection = ? AND uri = ?`
+// lookupCols are the columns of a Lookup but its URI, in scanLookup's order.
+const lookupCols = `deleted, sha256, md5, length, type, up_order, up_pack`
+
+// lookupSQL reads the columns of a Lookup by URI.
+const lookupSQL = `SELECT ` + lookupCols + ` FROM resources WHERE collection = ? AND uri = ?`
+
+// scanLookup reads lookupCols into l, after the columns in head.
+func scanLookup(s scanner, l *Lookup, head ...any) error {
+	var order, up string
+	if err := s.Scan(append(head, &l.Deleted, &l.SHA256, &l.MD5, &l.Length, &l.Type, &order, &up)...); err != nil {
+		return err
+	}
+	var err error
+	if l.UpstreamTime, l.UpstreamModified, err = upTimes(up); err != nil {
+		return err
+	}
+	if l.Order, err = parseTime(order); err != nil {
+		return fmt.Errorf("upstream order: %w", err)
+	}
+	return nil
+}
 
 // Lookup reads what a fetch worker needs of the row of uri in collection,
 // deleted or not, tombstones included. found is false, with no error,
 // when the catalog has no row of it, which is the common case during a
 // first baseline: the miss costs no error value.
 func (c *Catalog) Lookup(ctx context.Context, collection, uri string) (l Lookup, found bool, err error) {
-	var order, up string
-	err = c.reads.lookup.QueryRowContext(ctx, collection, uri).
-		Scan(&l.Deleted, &l.SHA256, &l.MD5, &l.Length, &l.Type, &order, &up)
+	err = scanLookup(c.reads.lookup.QueryRowContext(ctx, collection, uri), &l)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return Lookup{}, false, nil
 	case err != nil:
 		return Lookup{}, false, fmt.Errorf("look up resource %s in collection %s: %w", uri, collection, err)
 	}
-	if l.UpstreamTime, l.UpstreamModified, err = upTimes(up); err != nil {
-		return Lookup{}, false, fmt.Errorf("look up resource %s in collection %s: %w", uri, collection, err)
-	}
-	if l.Order, err = parseTime(order); err != nil {
-		return Lookup{}, false, fmt.Errorf("look up resource %s in collection %s: upstream order: %w", uri, collection, err)
-	}
+	l.URI = uri
 	return l, true, nil
+}
+
+// HeldByHash finds a resource held from source whose copy has the md5 in
+// hs, and the sha-256 and length too when hs and length give them: the
+// fetch workers' test for "already stored, do not fetch again". It goes by
+// md5 alone, the one digest the catalog indexes (see schemaV6): a Source
+// that declares only a sha-256 is answered by the blob store, whose keys
+// are sha-256 digests. ErrNotFound if there is none, or if hs has no md5.
+func (c *Catalog) HeldByHash(ctx context.Context, source string, hs resourcesync.Hashes, length *int64) (*Lookup, error) {
+	md5 := hs.Get(resourcesync.MD5)
+	if md5 == "" {
+		return nil, fmt.Errorf("resource of source %s with hash %q: no md5 to look it up by: %w", source, hs, ErrNotFound)
+	}
+	var n sql.NullInt64
+	if length != nil {
+		n = sql.NullInt64{Int64: *length, Valid: true}
+	}
+	var l Lookup
+	err := scanLookup(c.reads.byMD5.QueryRowContext(ctx, source, md5, n, hs.Get(resourcesync.SHA256)), &l, &l.URI)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("resource of source %s with hash %s: %w", source, hs, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find resource of source %s with hash %s: %w", source, hs, err)
+	}
+	return &l, nil
 }

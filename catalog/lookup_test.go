@@ -49,7 +49,7 @@ func TestLookupAgreesWithResource(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := Lookup{Deleted: r.Deleted, SHA256: r.SHA256, MD5: r.MD5, Length: r.Length, Type: r.Type,
+		want := Lookup{URI: r.URI, Deleted: r.Deleted, SHA256: r.SHA256, MD5: r.MD5, Length: r.Length, Type: r.Type,
 			UpstreamTime: r.Upstream.Time, Order: tc.wantOrder}
 		if !l.UpstreamTime.Equal(want.UpstreamTime) || !l.Order.Equal(want.Order) {
 			t.Errorf("Lookup(%s) times: %s, order %s; want %s, order %s", tc.uri, l.UpstreamTime, l.Order, want.UpstreamTime, want.Order)

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/viaduct-mirror/viaduct/resourcesync"
 )
 
 // Resource is the catalog's row for one resource of a collection: the
@@ -142,30 +140,4 @@ func walkSource[T any](ctx context.Context, c *Catalog, source, collection, cols
 		}
 		uri = key(page[len(page)-1])
 	}
-}
-
-// HeldByHash finds a resource held from source whose copy has the md5 in
-// hs, and the sha-256 and length too when hs and length give them: the
-// fetch workers' test for "already stored, do not fetch again". It goes by
-// md5 alone, the one digest the catalog indexes (see schemaV6): a Source
-// that declares only a sha-256 is answered by the blob store, whose keys
-// are sha-256 digests. ErrNotFound if there is none, or if hs has no md5.
-func (c *Catalog) HeldByHash(ctx context.Context, source string, hs resourcesync.Hashes, length *int64) (*Resource, error) {
-	md5 := hs.Get(resourcesync.MD5)
-	if md5 == "" {
-		return nil, fmt.Errorf("resource of source %s with hash %q: no md5 to look it up by: %w", source, hs, ErrNotFound)
-	}
-	var n sql.NullInt64
-	if length != nil {
-		n = sql.NullInt64{Int64: *length, Valid: true}
-	}
-	row := c.reads.byMD5.QueryRowContext(ctx, source, md5, n, hs.Get(resourcesync.SHA256))
-	r, err := scanResource(row)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("resource of source %s with hash %s: %w", source, hs, ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("find resource of source %s with hash %s: %w", source, hs, err)
-	}
-	return r, nil
 }

@@ -72,7 +72,7 @@ type readStmts struct {
 
 // heldByMD5SQL finds a held copy by its md5 (resources_md5), with the
 // length and sha-256 given when they are not NULL and not empty.
-const heldByMD5SQL = `SELECT ` + resourceCols + ` FROM resources
+const heldByMD5SQL = `SELECT uri, ` + lookupCols + ` FROM resources
 	WHERE source = ?1 AND md5 = ?2 AND deleted = 0 AND (?3 IS NULL OR length = ?3) AND (?4 = '' OR sha256 = ?4)
 	ORDER BY changed DESC LIMIT 1`
 

@@ -41,13 +41,14 @@ type Releaser interface {
 
 // Catalog is what the workers ask the node's catalog before fetching:
 // whether the copy is already held, by URI or by hash. *catalog.Catalog is
-// the real one. Lookup reads only the columns a worker compares, and
-// reports a missing row (every change of a first baseline) as not found
-// rather than as an error; HeldByHash returns an error wrapping
+// the real one. Both answer the one shape a worker compares a change
+// with, catalog.Lookup, read without the columns a worker never needs.
+// Lookup reports a missing row (every change of a first baseline) as not
+// found rather than as an error; HeldByHash returns an error wrapping
 // catalog.ErrNotFound when nothing matches.
 type Catalog interface {
 	Lookup(ctx context.Context, collection, uri string) (l catalog.Lookup, found bool, err error)
-	HeldByHash(ctx context.Context, source string, hs resourcesync.Hashes, length *int64) (*catalog.Resource, error)
+	HeldByHash(ctx context.Context, source string, hs resourcesync.Hashes, length *int64) (*catalog.Lookup, error)
 }
 
 var (

@@ -26,7 +26,11 @@ type failure struct {
 	// busy: every slot of the host stayed taken; nothing was sent. The
 	// change is not failed: it waits for its host (see lot).
 	busy bool
-	err  error
+	// storeFaulted: the store of events had a fault at some moment of the
+	// publish (its acknowledgement may have been lost in JetStream's
+	// restart, after which the store takes writes again).
+	storeFaulted bool
+	err          error
 	// evidence is what an operator needs to judge the dead letter.
 	evidence map[string]string
 }

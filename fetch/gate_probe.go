@@ -41,9 +41,30 @@ func storeProbe(blobs storage.Blobs) func(context.Context) error {
 }
 
 // storeFaulter is a publisher that knows whether its store takes writes
-// (queue.Queue: its embedded JetStream store).
+// (queue.Queue: its embedded JetStream store), and whose epoch moves when
+// a fault of the store begins or ends (odd while it lasts).
 type storeFaulter interface {
 	StoreFault() error
+	StoreEpoch() uint64
+}
+
+// eventsEpoch is the publisher's store epoch; 0 for a publisher that
+// cannot tell.
+func eventsEpoch(events Publisher) uint64 {
+	if sf, ok := events.(storeFaulter); ok {
+		return sf.StoreEpoch()
+	}
+	return 0
+}
+
+// faultedSince reports whether the store had a fault at any moment
+// between the epochs before and now: at either end (odd), or one that
+// began and ended in between. A publish that failed over such a span
+// failed because of the store, though it may take writes again by the
+// time the failure is known (JetStream restarted while the publish
+// waited for its acknowledgement).
+func faultedSince(before, now uint64) bool {
+	return before != now || now%2 == 1
 }
 
 // eventsProbe asks the publisher of events whether its store takes

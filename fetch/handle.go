@@ -50,6 +50,7 @@ func (p *Pool) record(ctx context.Context, st *staged, ap AsyncPublisher) *failu
 		}
 	}
 	var err error
+	epoch := eventsEpoch(p.deps.Events)
 	if ap != nil {
 		var pe *queue.PendingEvent
 		if pe, err = ap.PublishEventAsync(ctx, st.ev); err == nil {
@@ -60,7 +61,8 @@ func (p *Pool) record(ctx context.Context, st *staged, ap AsyncPublisher) *failu
 	}
 	if err != nil {
 		c := &st.ev.Upstream
-		return &failure{reason: "publish", retry: true, interrupted: ctx.Err() != nil, err: fmt.Errorf("publish event: %w", err), evidence: evidence(c, c.URI)}
+		return &failure{reason: "publish", retry: true, interrupted: ctx.Err() != nil, err: fmt.Errorf("publish event: %w", err), evidence: evidence(c, c.URI),
+			storeFaulted: faultedSince(epoch, eventsEpoch(p.deps.Events))}
 	}
 	p.m.published.WithLabelValues(st.ev.Source, st.ev.Op).Inc()
 	return nil

@@ -96,7 +96,7 @@ func (p *Pool) skip(ctx context.Context, c *viaduct.Change, fresh bool) (*viaduc
 
 // heldByHash asks the catalog, if there is one, for a copy of the Source
 // with the declared hash and length.
-func (p *Pool) heldByHash(ctx context.Context, c *viaduct.Change, fresh bool) (*catalog.Resource, error) {
+func (p *Pool) heldByHash(ctx context.Context, c *viaduct.Change, fresh bool) (*catalog.Lookup, error) {
 	if p.deps.Catalog == nil || fresh {
 		return nil, catalog.ErrNotFound
 	}

@@ -166,9 +166,11 @@ func (p *Pool) gateOf(f *failure) *gate {
 	case "publish":
 		// A publish fails for other causes than its store (a cluster's
 		// "duplicate message id is in process", a timeout): only one the
-		// store itself is known to refuse waits at the gate; the others
-		// are retried as any failure.
-		if p.events.probe(context.Background()) != nil {
+		// store itself refused at some moment of the publish (it may
+		// take writes again by now: JetStream restarted while the
+		// publish waited) waits at the gate; the others are retried as
+		// any failure.
+		if f.storeFaulted {
 			return p.events
 		}
 	}

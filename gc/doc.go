@@ -13,10 +13,13 @@
 // a blob to its event being applied, by far.
 //
 // When several nodes share one store, only one may collect at a time
-// (Turn; a NATS KV lease in node/gc.go), and it collects from its own
+// (Turn: the queue's lease called Lease), and it collects from its own
 // catalog: every catalog is a view of the same EVENTS, so the references
-// of a catalog at sequence S are those of any other at S. See docs/gc.md
-// for what that leaves to the operator.
+// of a catalog at sequence S are those of any other at S. Every node
+// reports, through Positions, how far its catalog has applied EVENTS and
+// the dump packages it serves; the collecting node deletes nothing that
+// a lagging node's catalog or another node's packages still name. See
+// docs/gc.md for what that leaves to the operator.
 //
 // The package never writes a blob and never deletes one that a catalog
 // read refers to.

@@ -31,10 +31,11 @@ type Leases interface {
 	Hold(ctx context.Context, source string) (passCtx context.Context, done func(), err error)
 }
 
-// Held is what the aggregator holds, which a baseline is compared with.
+// Held is what the aggregator holds, which a baseline's entries and a
+// dead letter coming back are compared with.
 type Held interface {
-	// Lookup reads the few columns a baseline compares an entry with;
-	// found is false when the catalog has no row of uri.
+	// Lookup reads the few columns a listed entry or a dead letter is
+	// compared with; found is false when the catalog has no row of uri.
 	Lookup(ctx context.Context, collection, uri string) (l catalog.Lookup, found bool, err error)
 	// SourceHeld walks what is held from source in collection
 	// (catalog.Catalog.SourceHeld).
@@ -85,7 +86,11 @@ type Deps struct {
 	SpoolDir string
 }
 
-// The catalog and the queue are what New is given in production.
+// In production New is given the catalog as Held, the queue as
+// Publisher and DeadLetters, and the node's SourceLeases as Leases and
+// Cursors (sourceleases.go). The catalog's own cursors, where versions
+// before kept them, are Cursors too: the leases fall back on them, and tests
+// use them where one node harvests.
 var (
 	_ Cursors   = (*catalog.Catalog)(nil)
 	_ Held      = (*catalog.Catalog)(nil)

@@ -71,6 +71,9 @@ func (p *pass) open(ctx context.Context, uri string, prev validators) (d *docume
 	})
 	if err != nil {
 		p.h.m.errors.WithLabelValues(p.src.Name, kindFetch).Inc()
+		if ue := (*upstream.Error)(nil); errors.As(err, &ue) {
+			return nil, err // it names the Source, the request and the URI
+		}
 		return nil, fmt.Errorf("source %s: GET %s: %w", p.src.Name, uri, err)
 	}
 	if resp.NotModified {

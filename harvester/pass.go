@@ -88,6 +88,7 @@ func (c capabilities) first(name string) string {
 func (h *Harvester) pass(ctx context.Context, s *source, sl *slot) error {
 	p := &pass{h: h, src: s, client: s.client, policy: s.policy, slot: sl, log: h.log.With("source", s.Name, "collection", s.Collection)}
 	start := time.Now()
+	parent := ctx
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	p.watch = newProgressWatch(h.cfg.ProgressTimeout, stop)
@@ -97,6 +98,13 @@ func (h *Harvester) pass(ctx context.Context, s *source, sl *slot) error {
 	p.logRefusals()
 	h.ctl.findings(s.Name, p.endTolerances(), p.gaps)
 	h.m.lag(s.Name, p.st.changes) // as far as it durably got, even when failing
+	if err != nil && errors.Is(parent.Err(), context.Canceled) {
+		// The node is stopping (a pass that outlasts pass_timeout ends
+		// with DeadlineExceeded, and fails): the pass resumes from its
+		// cursors at the next start, and nothing failed.
+		p.log.Info("pass stopped", "reason", context.Cause(parent), "took", time.Since(start))
+		return err
+	}
 	if err != nil {
 		h.m.ended(s.Name, false)
 		p.log.Error("pass failed", "err", err, "took", time.Since(start))

@@ -135,7 +135,7 @@ func (p *pass) discoverAll(ctx context.Context) (*Discovery, error) {
 	d, err := Discover(ctx, p.client, p.src.Name, p.src.URL)
 	if err != nil {
 		p.h.m.errors.WithLabelValues(p.src.Name, kindDiscovery).Inc()
-		return nil, fmt.Errorf("source %s: %w", p.src.Name, err)
+		return nil, err // it names the Source and where discovery began
 	}
 	if len(d.CapabilityLists) == 0 {
 		p.h.m.errors.WithLabelValues(p.src.Name, kindDiscovery).Inc()

@@ -39,7 +39,7 @@ func (n *Node) startAdmin(ctx context.Context, dumps *republish.Dumps) error {
 		Gatherer:    n.reg,
 		Health:      healthHandler(n.ready),
 		Metrics:     promhttp.HandlerFor(n.reg, promhttp.HandlerOpts{}),
-		Backup:      http.HandlerFunc(n.serveBackup),
+		Backup:      n.backupServer(),
 	}, n.log.With("role", "admin"))
 	if err != nil {
 		return fmt.Errorf("starting admin listener: %w", err)

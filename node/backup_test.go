@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/viaduct-mirror/viaduct/backup"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/sim"
 )
@@ -28,7 +29,7 @@ func TestBackupRestoreMidIngest(t *testing.T) {
 	waitFor(t, 30*time.Second, "part of the baseline to be applied", func() bool { return lastApplied(t, n) >= 300 })
 
 	dir := filepath.Join(t.TempDir(), "backup")
-	m, err := FetchBackup(ctx, n.AdminURL(), "", dir)
+	m, err := backup.Fetch(ctx, n.AdminURL(), "", dir)
 	if err != nil {
 		t.Fatalf("backup: %v", err)
 	}
@@ -55,15 +56,15 @@ func TestBackupRestoreMidIngest(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if _, err := Restore(ctx, cfg, dir, nil); !errors.Is(err, ErrNotEmpty) {
-		t.Fatalf("restore into the lost node's own data directory: %v, want ErrNotEmpty", err)
+	if _, err := backup.Restore(ctx, RestoreTarget(cfg), dir, nil); !errors.Is(err, backup.ErrNotEmpty) {
+		t.Fatalf("restore into the lost node's own data directory: %v, want backup.ErrNotEmpty", err)
 	}
 
 	cfg2 := testConfig(t.TempDir(), sourceConfig("s", src))
 	cfg2.Queue.MaxStore = 2 << 30 // room beyond the hub outbox's reservation, for a stream a restore left out
 	cfg2.Fill()
 	cfg2.Blobs.Dir = n.cfg.Blobs.Dir
-	if _, err := Restore(ctx, cfg2, dir, nil); err != nil {
+	if _, err := backup.Restore(ctx, RestoreTarget(cfg2), dir, nil); err != nil {
 		t.Fatalf("restore: %v", err)
 	}
 	n2 := startNode(t, cfg2, nil)

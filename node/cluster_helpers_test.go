@@ -14,6 +14,7 @@ import (
 
 	"github.com/viaduct-mirror/viaduct"
 	"github.com/viaduct-mirror/viaduct/harvester"
+	"github.com/viaduct-mirror/viaduct/internal/testutil"
 	"github.com/viaduct-mirror/viaduct/queue/queuetest"
 	"github.com/viaduct-mirror/viaduct/sim"
 )
@@ -74,6 +75,11 @@ type testCluster struct {
 	cfgs  []Config
 	nodes []*Node
 	logs  []*logBuffer
+	// natsLost is set once a NATS server of the cluster was stopped:
+	// while the others elect new leaders, the acknowledgement of a
+	// delivered notification may fail more than once, and each failure
+	// has the same payload delivered again.
+	natsLost bool
 }
 
 // startCluster starts the cluster harvesting src as Source "s".
@@ -227,6 +233,23 @@ func (c *testCluster) settled(t testing.TB) bool {
 	return true
 }
 
+// applied is the sum of the live nodes' positions in EVENTS: it moves while
+// the cluster copies anything.
+func (c *testCluster) applied(t testing.TB) int64 {
+	var sum int64
+	for _, n := range c.live() {
+		sum += int64(lastApplied(t, n))
+	}
+	return sum
+}
+
+// waitSettled waits until the cluster is settled, for as long as its
+// catalogs keep moving.
+func (c *testCluster) waitSettled(t testing.TB, what string) {
+	t.Helper()
+	testutil.WhileProgressing(t, stallAfter, what, func() int64 { return c.applied(t) }, func() bool { return c.settled(t) })
+}
+
 // holder is the index of the node holding lease name, -1 for none.
 func (c *testCluster) holder(t testing.TB, name string) int {
 	t.Helper()
@@ -288,14 +311,18 @@ func (c *testCluster) checkCluster(t testing.TB, src *sim.Server, d *downstream)
 			t.Logf("the subscriber was told of %d of the %d changes the Change Lists show", told, len(listed))
 		}
 	}()
-	waitFor(t, time.Minute, "the subscriber to be told of every change", func() bool {
-		told = countEntries(distinct(d.notifications()))
-		return told >= len(listed)
-	})
+	testutil.WhileProgressing(t, stallAfter, "the subscriber to be told of every change",
+		func() int64 { return int64(len(d.notifications())) },
+		func() bool {
+			told = countEntries(distinct(d.notifications()))
+			return told >= len(listed)
+		})
 	got := d.notifications()
 	once := distinct(got)
-	if repeats := len(got) - len(once); repeats > 1 {
+	if repeats := len(got) - len(once); repeats > 1 && !c.natsLost {
 		t.Errorf("%d notifications delivered again; only one, cut by a node's death, may be", repeats)
+	} else if repeats > 1 {
+		t.Logf("%d notifications delivered again, each identically, while the NATS cluster elected new leaders", repeats)
 	} else if repeats == 1 {
 		t.Logf("one notification delivered twice, identically: its delivery was cut by the delivering node's death before it was acknowledged")
 	}

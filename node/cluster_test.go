@@ -25,7 +25,7 @@ func TestClusterBaseline(t *testing.T) {
 		t.Logf("the baseline pass failed; asking again: %s", failed)
 		c.syncAllUntilDone(t, 3*time.Minute)
 	}
-	waitFor(t, 3*time.Minute, "the cluster to copy the baseline", func() bool { return c.settled(t) })
+	c.waitSettled(t, "the cluster to copy the baseline")
 	caps := capabilityReads(src)
 	src.Update(40)
 	src.Create(20)
@@ -38,7 +38,7 @@ func TestClusterBaseline(t *testing.T) {
 		t.Logf("the pass failed; asking again: %s", failed)
 		c.syncAllUntilDone(t, time.Minute)
 	}
-	waitFor(t, time.Minute, "the cluster to copy the changes", func() bool { return c.settled(t) })
+	c.waitSettled(t, "the cluster to copy the changes")
 	c.checkCluster(t, src, d)
 }
 
@@ -103,6 +103,7 @@ func TestClusterNATSServerLost(t *testing.T) {
 	c.syncAll(t)
 	waitFor(t, time.Minute, "part of the baseline to be applied", func() bool { return lastApplied(t, c.live()[0]) >= 300 })
 	c.nats.Stop(0)
+	c.natsLost = true
 	release()
 	waitFor(t, 2*time.Minute, "the baseline to complete on two NATS servers", func() bool {
 		if !c.baselineDone(t) {

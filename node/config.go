@@ -18,10 +18,12 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/viaduct-mirror/viaduct/admin"
+	"github.com/viaduct-mirror/viaduct/backup"
 	"github.com/viaduct-mirror/viaduct/fetch"
 	"github.com/viaduct-mirror/viaduct/fixity"
 	"github.com/viaduct-mirror/viaduct/gc"
 	"github.com/viaduct-mirror/viaduct/harvester"
+	"github.com/viaduct-mirror/viaduct/internal/telemetry"
 	"github.com/viaduct-mirror/viaduct/public"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/republish"
@@ -54,20 +56,29 @@ type Config struct {
 	// Health bounds readiness and shutdown.
 	Health HealthConfig `yaml:"health"`
 
-	Log      LogConfig        `yaml:"log"`
-	Tracing  TracingConfig    `yaml:"tracing"`
-	Queue    queue.Config     `yaml:"queue"`
-	Blobs    BlobsConfig      `yaml:"blobs"`
-	Catalog  CatalogConfig    `yaml:"catalog"`
-	Upstream upstream.Config  `yaml:"upstream"`
-	Fetch    fetch.Config     `yaml:"fetch"`
-	Harvest  harvester.Config `yaml:"harvest"`
+	Log      LogConfig               `yaml:"log"`
+	Tracing  telemetry.TracingConfig `yaml:"tracing"`
+	Queue    queue.Config            `yaml:"queue"`
+	Blobs    BlobsConfig             `yaml:"blobs"`
+	Catalog  CatalogConfig           `yaml:"catalog"`
+	Upstream upstream.Config         `yaml:"upstream"`
+	Fetch    fetch.Config            `yaml:"fetch"`
+	Harvest  harvester.Config        `yaml:"harvest"`
 	// Sources are the upstream ResourceSync Sources this node harvests.
 	Sources   []harvester.SourceConfig `yaml:"sources"`
 	Republish republish.Config         `yaml:"republish"`
 	GC        gc.Config                `yaml:"gc"`
 	Fixity    fixity.Config            `yaml:"fixity"`
+	// Snapshots are the catalog snapshots written to the blob store, from
+	// which a new node starts (see docs/scale-out.md).
+	Snapshots backup.Config `yaml:"snapshots"`
 }
+
+// DefaultEventsMaxAge is queue.events_max_age unless the file sets it,
+// with snapshots on: a week, 168 snapshot intervals at the default
+// hourly snapshots. With snapshots off (snapshots.interval 0) the
+// default is 0, EVENTS kept for ever, as before snapshots existed.
+const DefaultEventsMaxAge = 7 * 24 * time.Hour
 
 // HealthConfig is what /readyz requires and how the node leaves service.
 type HealthConfig struct {
@@ -86,18 +97,6 @@ type LogConfig struct {
 	Level string `yaml:"level"`
 	// Format is text or json. Default text.
 	Format string `yaml:"format"`
-}
-
-// TracingConfig sends OpenTelemetry traces somewhere. With no endpoint,
-// spans are made (so trace context still travels through NATS) but not
-// exported.
-type TracingConfig struct {
-	// Endpoint is an OTLP/HTTP collector, e.g. http://127.0.0.1:4318.
-	// Empty: the one OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT names, if any;
-	// set, it wins over the environment (docs/configuration.md).
-	Endpoint string `yaml:"endpoint"`
-	// SampleRatio is the share of traces kept, 0 to 1. Default 1.
-	SampleRatio float64 `yaml:"sample_ratio"`
 }
 
 // BlobsConfig selects the blob store.
@@ -151,8 +150,8 @@ func Defaults() Config {
 		Public:    public.Defaults(),
 		Catalog:   CatalogConfig{CheckpointEvery: time.Minute},
 		Log:       LogConfig{Level: "info", Format: "text"},
-		Tracing:   TracingConfig{SampleRatio: 1},
-		Queue:     queue.Defaults(),
+		Tracing:   telemetry.TracingConfig{SampleRatio: 1},
+		Queue:     queueDefaults(),
 		Blobs:     BlobsConfig{Kind: "dir", SyncInterval: dir.DefaultSyncInterval, PackBelow: dir.DefaultPackBelow, DirectWrites: true, S3: s3.Config{TLS: true}},
 		Upstream:  upstream.DefaultConfig(),
 		Fetch:     fetch.Defaults(),
@@ -160,7 +159,16 @@ func Defaults() Config {
 		Republish: republish.Config{Notify: republish.NotifyDefaults()},
 		GC:        gc.Defaults(),
 		Fixity:    fixity.Defaults(),
+		Snapshots: backup.Defaults(),
 	}
+}
+
+// queueDefaults are the queue's, with the retention of EVENTS that the
+// default snapshot schedule makes safe.
+func queueDefaults() queue.Config {
+	q := queue.Defaults()
+	q.EventsMaxAge = DefaultEventsMaxAge
+	return q
 }
 
 // Load reads a YAML configuration file over the defaults. Unknown fields are
@@ -191,6 +199,10 @@ func Load(path string) (Config, error) {
 				errs = append(errs, ce)
 			}
 		}
+	}
+	if _, set := paths["queue.events_max_age"]; !set && cfg.Snapshots.Interval == 0 {
+		// Snapshots off: a node can start only from the first event.
+		cfg.Queue.EventsMaxAge = 0
 	}
 	cfg.Fill()
 	errs = append(errs, located(cfg.Validate(), paths)...)
@@ -320,7 +332,10 @@ func (c *Config) Validate() error {
 	field("harvest", c.Harvest.Validate())
 	errs = append(errs, c.checkSources()...)
 	field("republish.notify", c.Republish.Notify.Validate())
-	errs = append(errs, c.GC.Validate(), c.Fixity.Validate())
+	errs = append(errs, c.GC.Validate(), c.Fixity.Validate(), c.Snapshots.Validate())
+	if c.Snapshots.Validate() == nil {
+		errs = append(errs, c.Snapshots.CheckRetention(c.Queue.EventsMaxAge))
+	}
 	rc := c.Republish
 	if rc.BaseURL == "" {
 		rc.BaseURL = "http://" + c.Listen // as Start fills it in

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/viaduct-mirror/viaduct/fixity"
+	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/storage/dir"
 	"github.com/viaduct-mirror/viaduct/storage/s3"
 )
@@ -12,7 +13,7 @@ import (
 var (
 	_ fixity.Quarantiner = (*dir.Store)(nil)
 	_ fixity.Quarantiner = (*s3.Store)(nil)
-	_ fixity.Turn        = leaseTurn{}
+	_ fixity.Turn        = queue.Turn{}
 )
 
 // fixityLease names the lease that gives one node the turn to audit a
@@ -44,7 +45,7 @@ func startFixity(ctx context.Context, n *Node) error {
 	}
 	a, err := fixity.New(n.cfg.Fixity, fixity.Deps{
 		Catalog: n.cat, Blobs: n.blobs, Quarantine: q, Changes: n.q, Sources: sources,
-		Turn: leaseTurn{q: n.q, name: n.fixityLease()}, TurnRetry: n.q.LeaseTTL(),
+		Turn: n.q.Turn(n.fixityLease()), TurnRetry: n.q.LeaseTTL(),
 		Logger: n.log.With("role", "fixity"), Registerer: n.reg,
 	})
 	if err != nil {

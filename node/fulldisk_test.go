@@ -19,9 +19,11 @@ import (
 // too. While the disk is full the node says it is not ready and why.
 // Once the file system is grown, without a restart, every resource is in
 // the catalog with its blob and hashes, nothing is dead-lettered, and the
-// node is ready again; and its apply rate on a Source of the same shape
-// as the one it copied before the fault is at least a quarter of that
-// calm rate (docs/security.md).
+// node is ready again, and it copies another Source. The fetch workers'
+// retries back off for ten minutes, far longer than the test waits: a
+// change parked by the full disk is stored once the disk is grown because
+// the store's gate (fetch/gate.go) releases it, within seconds, not
+// because its backoff ran out.
 func TestFullDataDirResumes(t *testing.T) {
 	disk := testutil.SmallDisk(t, "24m")
 	shape := sim.Config{Resources: 300, MinSize: 8 << 10, MaxSize: 16 << 10}
@@ -37,6 +39,8 @@ func TestFullDataDirResumes(t *testing.T) {
 	cfg := testConfig(disk, sourceConfig("a", a), sourceConfig("c", c), sc)
 	cfg.Queue.MaxDeliver = 1000
 	cfg.Queue.PublishTimeout = 2 * time.Second
+	cfg.Fetch.RetryBase = 10 * time.Minute
+	cfg.Fetch.RetryMax = 10 * time.Minute
 	var logs logBuffer
 	n := startNode(t, cfg, logs.logger())
 	t.Cleanup(func() {
@@ -45,7 +49,8 @@ func TestFullDataDirResumes(t *testing.T) {
 		}
 	})
 
-	calm := applyRate(t, n, func() { mustSync(t, n, "a") })
+	mustSync(t, n, "a")
+	waitApplying(t, n, "the first Source copied", func() bool { return settled(t, n) })
 
 	big.Create(600)
 	waitFor(t, time.Minute, "/readyz to say the node is not ready", func() bool {
@@ -82,10 +87,9 @@ func TestFullDataDirResumes(t *testing.T) {
 		t.Errorf("%d dead letters, first: %s", len(d), d[0].Reason)
 	}
 
-	resumed := applyRate(t, n, func() { mustSync(t, n, "c") })
+	mustSync(t, n, "c")
+	waitApplying(t, n, "a Source copied after the fault", func() bool { return settled(t, n) })
 	checkMirror(t, n, "c", c)
-	t.Logf("apply rate: %.0f events/s before the fault, %.0f after", calm, resumed)
-	checkRateKept(t, "after the fault", resumed, calm)
 }
 
 // settledNow is settled, but a queue that does not answer (JetStream

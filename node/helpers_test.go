@@ -25,6 +25,19 @@ func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool)
 	testutil.Eventually(t, timeout, what, cond)
 }
 
+// stallAfter is how long a node's (or a cluster's) work may show no
+// progress before a test says it has stopped. The work itself may take as
+// long as the machine's load makes it: tests wait for it to finish, never
+// for a figure of speed, which benchmarks measure.
+const stallAfter = 90 * time.Second
+
+// waitApplying waits until done holds, for as long as the node's catalog
+// keeps applying events.
+func waitApplying(t testing.TB, n *Node, what string, done func() bool) {
+	t.Helper()
+	testutil.WhileProgressing(t, stallAfter, what, func() int64 { return int64(lastApplied(t, n)) }, done)
+}
+
 // startSource serves a simulated Source on loopback until the test ends.
 func startSource(t testing.TB, cfg sim.Config) *sim.Server {
 	t.Helper()
@@ -81,6 +94,10 @@ func testConfig(dataDir string, sources ...harvester.SourceConfig) Config {
 	// The fixity audit reads the blob store beside whatever a test
 	// measures; its own tests turn it on (fixity_test.go).
 	cfg.Fixity.BytesPerSecond = 0
+	// Snapshots are written where a test asks for them (snapshots_test.go),
+	// and EVENTS kept whole as it must be without them.
+	cfg.Snapshots.Interval = 0
+	cfg.Queue.EventsMaxAge = 0
 	return cfg
 }
 

@@ -14,8 +14,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/viaduct-mirror/viaduct/backup"
 	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/fixity"
 	"github.com/viaduct-mirror/viaduct/harvester"
@@ -32,11 +34,20 @@ type Options struct {
 	// Version is reported in the User-Agent and in metrics.
 	Version string
 	// TracerProvider makes every span of the node; nil uses the global
-	// one that SetupTracing installs.
+	// one that telemetry.SetupTracing installs.
 	TracerProvider trace.TracerProvider
 	// OnProgress, when set, receives each progress line of a baseline,
 	// as it is logged (the demo draws it on the terminal).
 	OnProgress func(harvester.Progress)
+}
+
+// tracer is the node's own tracer (the applier's spans).
+func (o Options) tracer() trace.Tracer {
+	tp := o.TracerProvider
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
+	return tp.Tracer("github.com/viaduct-mirror/viaduct/node")
 }
 
 // Node is one running viaduct process. Start it with Start and stop it with
@@ -80,8 +91,10 @@ type Node struct {
 	// links carries applied events' trace contexts to the notifications
 	// that tell of them.
 	links *notify.LinkBook
-	// backupMu lets one backup run at a time (see serveBackup).
-	backupMu sync.Mutex
+	// joined says where the catalog came from at start; snapshots writes
+	// catalog snapshots (nil when they are off).
+	joined    backup.Joined
+	snapshots *backup.Snapshots
 }
 
 // Start opens the stores, starts every role and listens for HTTP. It
@@ -128,8 +141,8 @@ func Start(ctx context.Context, cfg Config, opts Options) (n *Node, err error) {
 	if n.blobs, err = openBlobs(ctx, cfg.Blobs, log, n.reg); err != nil {
 		return n, err
 	}
-	if n.cat, err = catalog.Open(ctx, cfg.Catalog.Path, log.With("role", "catalog")); err != nil {
-		return n, fmt.Errorf("opening catalog: %w", err)
+	if err = n.openCatalog(ctx); err != nil {
+		return n, err
 	}
 
 	n.reg.MustRegister(newCatalogCollector(n))
@@ -170,6 +183,9 @@ func Start(ctx context.Context, cfg Config, opts Options) (n *Node, err error) {
 		return n, err
 	}
 	if err := startFixity(runCtx, n); err != nil {
+		return n, err
+	}
+	if err := startSnapshots(runCtx, n); err != nil {
 		return n, err
 	}
 	n.probes()

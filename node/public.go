@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/viaduct-mirror/viaduct/internal/telemetry"
 	"github.com/viaduct-mirror/viaduct/public"
 	"github.com/viaduct-mirror/viaduct/republish"
 )
@@ -30,7 +31,7 @@ func (n *Node) startPublic(ctx context.Context, repub *republish.Server, dumps *
 	mux.Handle("GET /healthz", probe)
 	mux.Handle("/", repub.Handler())
 	n.http = &http.Server{
-		Handler:           publicHandler(mux, opts),
+		Handler:           telemetry.Handler(mux, opts.TracerProvider),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          n.httpErrorLog(),
 		BaseContext:       func(net.Listener) context.Context { return ctx },

@@ -87,31 +87,32 @@ func sorted(m map[string]websub.Subscription) []websub.Subscription {
 	return list
 }
 
-// Put stores sub, replacing the subscription with the same ID.
-func (s *SubscriptionStore) Put(ctx context.Context, sub websub.Subscription) error {
+// Put stores sub, replacing the subscription with the same ID. No other
+// hub shares this store: its writes are not numbered (revision 0).
+func (s *SubscriptionStore) Put(ctx context.Context, sub websub.Subscription) (uint64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m, err := s.load(ctx)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	m[sub.ID()] = sub
-	return s.save(ctx, m)
+	return 0, s.save(ctx, m)
 }
 
 // Delete forgets subscription id; an unknown id is not an error.
-func (s *SubscriptionStore) Delete(ctx context.Context, id string) error {
+func (s *SubscriptionStore) Delete(ctx context.Context, id string) (uint64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m, err := s.load(ctx)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if _, ok := m[id]; !ok {
-		return nil
+		return 0, nil
 	}
 	delete(m, id)
-	return s.save(ctx, m)
+	return 0, s.save(ctx, m)
 }
 
 // List returns every stored subscription, by topic and callback.

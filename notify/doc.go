@@ -21,6 +21,9 @@
 //   - subscriptions.go, catalogstore.go: the hub's subscriptions, shared
 //     by every node in the KV bucket viaduct_hub (the catalog's copy is
 //     read once, to carry over what earlier versions kept there).
+//   - follow.go: each node's hub follows that bucket by watching it,
+//     applying puts and deletes in revision order, so that no replica
+//     that lags can make a hub forget a subscription.
 //   - outbox.go, outbox_links.go: each subscriber's queue of deliveries
 //     in the JetStream stream HUBOUT, which package queue declares.
 //   - client.go, metrics.go, status.go: the hub's confined HTTP client,

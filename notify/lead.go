@@ -91,7 +91,7 @@ func sharedHubStore(ctx context.Context, d Deps, log *slog.Logger) (*HubSubscrip
 		return nil, fmt.Errorf("reading the hub subscriptions kept in the catalog: %w", err)
 	}
 	for _, s := range old {
-		if err := subs.Put(ctx, s); err != nil {
+		if _, err := subs.Put(ctx, s); err != nil {
 			return nil, err
 		}
 	}
@@ -105,7 +105,12 @@ func sharedHubStore(ctx context.Context, d Deps, log *slog.Logger) (*HubSubscrip
 // node holds the notify lease, until ctx ends. A node takes the lease only
 // once its catalog has caught up with EVENTS, so that the notifications it
 // builds are those the last holder would have built.
-func leadNotify(ctx context.Context, d Deps, hub *websub.Hub, leading *atomic.Bool, run func(context.Context) error, log *slog.Logger) error {
+//
+// Before it publishes anything the node waits until its hub has read
+// every subscription the shared bucket held when the hub's watch started
+// (ready; nil without a hub of its own), so that a subscription taken at
+// another node before this one started is not passed over.
+func leadNotify(ctx context.Context, d Deps, hub *websub.Hub, ready <-chan struct{}, leading *atomic.Bool, run func(context.Context) error, log *slog.Logger) error {
 	every := d.Queue.LeaseTTL() / 3
 	for ctx.Err() == nil {
 		if ok, err := d.CaughtUp(ctx); err != nil || !ok {
@@ -124,7 +129,11 @@ func leadNotify(ctx context.Context, d Deps, hub *websub.Hub, leading *atomic.Bo
 		lctx, cancel := lease.Context(ctx)
 		leading.Store(true)
 		if hub != nil {
-			syncHub(lctx, hub, log)
+			select {
+			case <-ready:
+			case <-lctx.Done():
+			}
+			hub.Wake()
 		}
 		if lctx.Err() == nil {
 			err = run(lctx)
@@ -139,47 +148,6 @@ func leadNotify(ctx context.Context, d Deps, hub *websub.Hub, leading *atomic.Bo
 		}
 	}
 	return nil
-}
-
-// followHub keeps hub's subscriptions in line with the shared store:
-// each change any node makes to it signals changed, and hub reads the
-// store again; it reads it again every hubResync besides. A read that
-// fails is retried until one succeeds, for a hub that kept a stale view
-// would, once its node publishes, skip or fail to queue the notifications
-// of a subscription taken at another node. The store's reads may be
-// answered by a replica that has not yet applied the change just
-// signalled; the periodic read corrects such a view.
-func followHub(ctx context.Context, hub *websub.Hub, changed <-chan struct{}, log *slog.Logger) error {
-	t := time.NewTicker(hubResync)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-changed:
-		case <-t.C:
-		}
-		syncHub(ctx, hub, log)
-	}
-}
-
-// hubResync is how often a hub reads the shared subscriptions again with
-// no change signalled.
-const hubResync = 5 * time.Second
-
-// syncHub reads the shared subscriptions into hub, retrying with backoff
-// (100 ms doubling to 5 s) until a read succeeds or ctx ends.
-func syncHub(ctx context.Context, hub *websub.Hub, log *slog.Logger) {
-	wait := 100 * time.Millisecond
-	for {
-		err := hub.Sync(ctx)
-		if err == nil || ctx.Err() != nil {
-			return
-		}
-		log.Warn("reading the hub's subscriptions; will retry", "retry_in", wait, "err", err)
-		pause(ctx, wait)
-		wait = min(2*wait, 5*time.Second)
-	}
 }
 
 // pause waits d or until ctx ends.

@@ -129,7 +129,7 @@ func TestSubscriptionStore(t *testing.T) {
 	a := websub.Subscription{Topic: "http://m/t", Callback: "http://d/a", Secret: "x", Lease: 300, Expires: base}
 	b := websub.Subscription{Topic: "http://m/t", Callback: "http://d/b", Lease: 600, Expires: base}
 	for _, s := range []websub.Subscription{b, a, a} {
-		if err := st.Put(ctx, s); err != nil {
+		if _, err := st.Put(ctx, s); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -137,7 +137,7 @@ func TestSubscriptionStore(t *testing.T) {
 	if err != nil || len(list) != 2 || list[0].Callback != a.Callback || list[0].Secret != "x" || !list[0].Expires.Equal(base) {
 		t.Fatalf("list = %+v, %v", list, err)
 	}
-	if err := st.Delete(ctx, a.ID()); err != nil {
+	if _, err := st.Delete(ctx, a.ID()); err != nil {
 		t.Fatal(err)
 	}
 	if list, _ := st.List(ctx); len(list) != 1 || list[0].Callback != b.Callback {

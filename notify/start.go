@@ -75,6 +75,7 @@ func Start(ctx context.Context, d Deps) (*Notifications, error) {
 		return nil, fmt.Errorf("registering notification metrics: %w", err)
 	}
 	var pub websub.Publisher
+	var ready <-chan struct{}
 	leading := new(atomic.Bool)
 	if cfg.ExternalHub != "" {
 		pub = &websub.ExternalHub{URL: cfg.ExternalHub, Client: nm.Client(hubClient(cfg.AllowLoopbackCallbacks))}
@@ -109,17 +110,9 @@ func Start(ctx context.Context, d Deps) (*Notifications, error) {
 		for _, topic := range repub.Topics() {
 			r.hub.AddTopic(topic)
 		}
-		hub, changed := r.hub, make(chan struct{}, 1)
-		if err := store.Watch(ctx, func() {
-			select {
-			case changed <- struct{}{}:
-			default:
-			}
-		}); err != nil {
-			r.Close()
-			return nil, err
-		}
-		d.Spawn("hub-follow", func() error { return followHub(ctx, hub, changed, log) })
+		fl := newFollower(r.hub, store, log)
+		ready = fl.ready
+		d.Spawn("hub-follow", func() error { return fl.run(ctx) })
 		pub = r.hub
 	}
 	pub = newLinkingPublisher(pub, d.Links, repub.TopicCollection)
@@ -137,7 +130,7 @@ func Start(ctx context.Context, d Deps) (*Notifications, error) {
 		nf.Subscribed = r.hub.Subscribed
 	}
 	run := func(ctx context.Context) error { return nf.RunWoken(ctx, d.Applied) }
-	d.Spawn("notifier", func() error { return leadNotify(ctx, d, r.hub, leading, run, log) })
+	d.Spawn("notifier", func() error { return leadNotify(ctx, d, r.hub, ready, leading, run, log) })
 	return r, nil
 }
 

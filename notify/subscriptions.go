@@ -21,6 +21,7 @@ const hubSubPrefix = "sub."
 // one key per subscription, so that every node knows every subscription
 // whichever node took it. It is a websub.Store.
 type HubSubscriptions struct {
+	q  *queue.Queue
 	kv jetstream.KeyValue
 }
 
@@ -33,27 +34,31 @@ func OpenHubSubscriptions(ctx context.Context, q *queue.Queue) (*HubSubscription
 	if err != nil {
 		return nil, err
 	}
-	return &HubSubscriptions{kv: kv}, nil
+	return &HubSubscriptions{q: q, kv: kv}, nil
 }
 
-// Put stores s, replacing the subscription with the same ID.
-func (h *HubSubscriptions) Put(ctx context.Context, s websub.Subscription) error {
+// Put stores s, replacing the subscription with the same ID, and returns
+// the revision of the write.
+func (h *HubSubscriptions) Put(ctx context.Context, s websub.Subscription) (uint64, error) {
 	b, err := json.Marshal(s)
 	if err != nil {
-		return fmt.Errorf("notify: encoding the subscription of %s to %s: %w", s.Callback, s.Topic, err)
+		return 0, fmt.Errorf("notify: encoding the subscription of %s to %s: %w", s.Callback, s.Topic, err)
 	}
-	if _, err := h.kv.Put(ctx, hubSubPrefix+s.ID(), b); err != nil {
-		return fmt.Errorf("notify: storing the subscription of %s to %s: %w", s.Callback, s.Topic, err)
+	rev, err := h.kv.Put(ctx, hubSubPrefix+s.ID(), b)
+	if err != nil {
+		return 0, fmt.Errorf("notify: storing the subscription of %s to %s: %w", s.Callback, s.Topic, err)
 	}
-	return nil
+	return rev, nil
 }
 
-// Delete forgets subscription id; an unknown id is not an error.
-func (h *HubSubscriptions) Delete(ctx context.Context, id string) error {
-	if err := h.kv.Delete(ctx, hubSubPrefix+id); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
-		return fmt.Errorf("notify: deleting subscription %s: %w", id, err)
+// Delete forgets subscription id, and returns the revision of the
+// deletion; an unknown id is not an error.
+func (h *HubSubscriptions) Delete(ctx context.Context, id string) (uint64, error) {
+	rev, err := h.q.DeleteKey(ctx, queue.BucketHub, hubSubPrefix+id)
+	if err != nil {
+		return 0, fmt.Errorf("notify: deleting subscription %s: %w", id, err)
 	}
-	return nil
+	return rev, nil
 }
 
 // List returns every stored subscription, ordered by topic and callback.
@@ -86,28 +91,19 @@ func (h *HubSubscriptions) List(ctx context.Context) ([]websub.Subscription, err
 	return out, nil
 }
 
-// Watch calls changed, from its own goroutine, each time a subscription
-// is stored or deleted by any node, until ctx ends.
-func (h *HubSubscriptions) Watch(ctx context.Context, changed func()) error {
-	w, err := h.kv.Watch(ctx, hubSubPrefix+"*", jetstream.UpdatesOnly())
-	if err != nil {
-		return fmt.Errorf("notify: watching hub subscriptions: %w", err)
+// Watch watches every subscription in the bucket: from revision from
+// on, or, with from 0, the values the bucket holds now and every change
+// after them. The watcher sends a nil entry once it has sent what the
+// bucket held when it started, and deletions as entries whose Operation
+// says so.
+func (h *HubSubscriptions) Watch(ctx context.Context, from uint64) (jetstream.KeyWatcher, error) {
+	var opts []jetstream.WatchOpt
+	if from > 0 {
+		opts = append(opts, jetstream.ResumeFromRevision(from))
 	}
-	go func() {
-		defer w.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case e, ok := <-w.Updates():
-				if !ok {
-					return
-				}
-				if e != nil {
-					changed()
-				}
-			}
-		}
-	}()
-	return nil
+	w, err := h.kv.Watch(ctx, hubSubPrefix+"*", opts...)
+	if err != nil {
+		return nil, fmt.Errorf("notify: watching hub subscriptions: %w", err)
+	}
+	return w, nil
 }

@@ -77,8 +77,9 @@ type Config struct {
 	Backoff []time.Duration `yaml:"backoff"`
 
 	// EventsMaxAge is how long EVENTS keeps the aggregator's change log;
-	// 0 keeps it forever. A node whose catalog falls further behind must
-	// rebuild it.
+	// 0 keeps it forever. viaduct serve sets 168h unless the file says
+	// otherwise, with catalog snapshots on: a node whose catalog falls
+	// further behind starts from the newest snapshot (package backup).
 	EventsMaxAge time.Duration `yaml:"events_max_age"`
 	// EventsMaxBytes caps EVENTS; 0 means only MaxStore bounds it.
 	EventsMaxBytes int64 `yaml:"events_max_bytes"`

@@ -23,7 +23,8 @@
 //
 // KV buckets hold what nodes share besides the streams: viaduct_leases
 // (one lease per live node, one per Source, one each for the duties a
-// single node does: "gc" and "notify"), viaduct_positions (each Source's
+// single node does: "notify", and "gc" and the fixity audit of each
+// blob store, taken through Turn), viaduct_positions (each Source's
 // harvest position, written only by the holder of its lease) and
 // viaduct_hub (the hub's subscriptions and the notifier's cursor).
 //

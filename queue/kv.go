@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -20,7 +21,7 @@ const (
 	// holder of the Source's lease.
 	BucketPositions = "viaduct_positions"
 	// BucketHub holds the downstream WebSub subscriptions of the hub,
-	// and the notifier's cursor (node/notify_shared.go).
+	// and the notifier's cursor (notify.SharedState).
 	BucketHub = "viaduct_hub"
 )
 
@@ -142,4 +143,19 @@ func (q *Queue) leaderReads(ctx context.Context, name string) (jetstream.KeyValu
 		return nil, fmt.Errorf("queue: open bucket %s: %w", name, err)
 	}
 	return kv, nil
+}
+
+// DeleteKey deletes key from bucket as the bucket's own Delete does
+// (a marker the bucket keeps, which its watchers see) and returns the
+// marker's revision, which that Delete does not tell: a hub that removed
+// a subscription needs it to tell the watch's older changes from newer
+// ones.
+func (q *Queue) DeleteKey(ctx context.Context, bucket, key string) (uint64, error) {
+	m := nats.NewMsg("$KV." + bucket + "." + key)
+	m.Header.Set("KV-Operation", "DEL")
+	ack, err := q.js.PublishMsg(ctx, m)
+	if err != nil {
+		return 0, fmt.Errorf("queue: delete %s from bucket %s: %w", key, bucket, err)
+	}
+	return ack.Sequence, nil
 }

@@ -40,8 +40,8 @@ func TestStoreFullThenGrown(t *testing.T) {
 	if err := q.PublishChanges(ctx, []*viaduct.Change{testChange(1), testChange(2)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := q.StoreFault(); err != nil {
-		t.Fatalf("store fault before the disk is full: %v", err)
+	if err := q.StoreFault(); err != nil || q.StoreEpoch() != 0 {
+		t.Fatalf("store fault before the disk is full: %v (epoch %d)", err, q.StoreEpoch())
 	}
 
 	testutil.FillDisk(t, disk)
@@ -56,11 +56,19 @@ func TestStoreFullThenGrown(t *testing.T) {
 		return q.StoreFault() != nil
 	})
 	t.Logf("store fault: %v", q.StoreFault())
+	if e := q.StoreEpoch(); e%2 != 1 {
+		t.Errorf("store epoch %d while the store has a fault, want it odd", e)
+	}
 
 	testutil.GrowDisk(t, disk, "64m")
 	eventually(t, 30*time.Second, "JetStream restarted once the disk is grown", func() bool {
 		return q.StoreFault() == nil
 	})
+	// The fault is over, and the epoch has moved past it: a publish that
+	// waited through it knows its failure was the store's.
+	if e := q.StoreEpoch(); e == 0 || e%2 != 0 {
+		t.Errorf("store epoch %d once the store takes writes again, want it even and past 0", e)
+	}
 	eventually(t, 30*time.Second, "a publish to succeed again", func() bool {
 		return q.PublishChanges(ctx, []*viaduct.Change{testChange(1000)}) == nil
 	})

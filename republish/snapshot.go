@@ -37,7 +37,7 @@ func (c *SQLiteCatalog) SnapshotAt(ctx context.Context, collection string, seq u
 func (c *SQLiteCatalog) ResourcesAt(ctx context.Context, collection, afterURI, lastURI string, seq uint64, fn func(*Record) error) error {
 	var rec Record
 	return c.cat.ScanResourcesAt(ctx, collection, afterURI, lastURI, seq, func(rs *catalog.ResourceState) error {
-		heldRecord(&rec, rs)
+		fromState(&rec, rs)
 		return fn(&rec)
 	})
 }

@@ -29,25 +29,9 @@ func FromSQLite(cat *catalog.Catalog) *SQLiteCatalog { return &SQLiteCatalog{cat
 func (c *SQLiteCatalog) Resources(ctx context.Context, collection, afterURI string, limit int, fn func(*Record) error) error {
 	var rec Record
 	return c.cat.ScanResources(ctx, collection, afterURI, limit, func(rs *catalog.ResourceState) error {
-		heldRecord(&rec, rs)
+		fromState(&rec, rs)
 		return fn(&rec)
 	})
-}
-
-// heldRecord is fromState, for the rows of a list: it sets the record
-// field by field, since copying a whole Record (three times and a dozen
-// strings and slices) for each of a million rows cost more than decoding
-// the row, the garbage collector's write barrier being on for much of a
-// list's life.
-func heldRecord(rec *Record, rs *catalog.ResourceState) {
-	op := heldOp(rs)
-	rec.Collection, rec.URI, rec.Op, rec.Seq, rec.At = rs.Collection, rs.URI, op, rs.Seq, rs.Changed
-	rec.SHA256, rec.MD5, rec.Length, rec.Type = rs.SHA256, rs.MD5, rs.Length, rs.Type
-	u, up := &rec.Upstream, &rs.Upstream
-	u.Source, u.Collection, u.URI, u.Op = rs.Source, rs.Collection, rs.URI, ""
-	u.Time, u.Listed, u.Modified = up.Time, time.Time{}, up.Modified
-	u.Hash, u.Length, u.Type, u.Links = up.Hash, up.Length, up.Type, up.Links
-	u.Doc, u.Blob = "", nil
 }
 
 // PlanResources cuts a Resource List into parts from the sizes the
@@ -132,15 +116,23 @@ func heldOp(rs *catalog.ResourceState) string {
 	return rs.Op
 }
 
-// fromState fills rec from a resource row. The Source's op of the latest
-// upstream statement is not kept per resource, so rec.Upstream.Op is empty.
+// fromState fills rec from a resource row: the one conversion of the
+// catalog's rows into records, for lists and single resources alike. It
+// sets rec field by field, whatever rec held before, since copying a
+// whole Record (three times and a dozen strings and slices) for each of a
+// million rows of a list cost more than decoding the row, the garbage
+// collector's write barrier being on for much of a list's life. The
+// Source's op of the latest upstream statement is not kept per resource,
+// so rec.Upstream.Op is empty.
 func fromState(rec *Record, rs *catalog.ResourceState) {
 	op := heldOp(rs)
-	*rec = Record{
-		Collection: rs.Collection, URI: rs.URI, Op: op, Seq: rs.Seq, At: rs.Changed,
-		SHA256: rs.SHA256, MD5: rs.MD5, Length: rs.Length, Type: rs.Type,
-	}
-	upstreamChange(&rec.Upstream, rs.Source, rs.Collection, rs.URI, "", &rs.Upstream)
+	rec.Collection, rec.URI, rec.Op, rec.Seq, rec.At = rs.Collection, rs.URI, op, rs.Seq, rs.Changed
+	rec.SHA256, rec.MD5, rec.Length, rec.Type = rs.SHA256, rs.MD5, rs.Length, rs.Type
+	u, up := &rec.Upstream, &rs.Upstream
+	u.Source, u.Collection, u.URI, u.Op = rs.Source, rs.Collection, rs.URI, ""
+	u.Time, u.Listed, u.Modified = up.Time, time.Time{}, up.Modified
+	u.Hash, u.Length, u.Type, u.Links = up.Hash, up.Length, up.Type, up.Links
+	u.Doc, u.Blob, u.Fresh, u.Repair = "", nil, false, ""
 }
 
 // upstreamChange rebuilds the upstream change the catalog recorded.

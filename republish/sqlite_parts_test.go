@@ -153,10 +153,10 @@ func TestSQLitePlanFollowsCatalog(t *testing.T) {
 	check("after an upstream-only update", 4, 4)
 }
 
-// TestHeldRecord checks that heldRecord, which refills a record field by
-// field, leaves it as fromState makes a new one, whatever the record held
+// TestFromStateRefills checks that fromState, which refills a record field by
+// field, leaves it as it makes a new one, whatever the record held
 // before.
-func TestHeldRecord(t *testing.T) {
+func TestFromStateRefills(t *testing.T) {
 	n := int64(7)
 	full := &catalog.ResourceState{Op: resourcesync.Updated, Resource: catalog.Resource{Collection: "alpha", URI: "http://h/a", Source: "s", Origin: "http://o/a",
 		SHA256: "ab", MD5: "cd", Length: 3, Type: "text/plain", Changed: base, Seq: 9,
@@ -170,11 +170,12 @@ func TestHeldRecord(t *testing.T) {
 		var got Record
 		fromState(&got, full)
 		got.Upstream.Listed, got.Upstream.Doc, got.Upstream.Blob = base, "doc", &viaduct.StoredBlob{SHA256: "ab"}
-		heldRecord(&got, rs)
+		got.Upstream.Fresh, got.Upstream.Repair = true, "ab"
+		fromState(&got, rs)
 		var want Record
 		fromState(&want, rs)
 		if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
-			t.Errorf("heldRecord(%s) = %+v\nwant %+v", rs.URI, got, want)
+			t.Errorf("fromState(%s) over a used record = %+v\nwant %+v", rs.URI, got, want)
 		}
 	}
 }

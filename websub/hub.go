@@ -45,10 +45,10 @@ type Hub struct {
 	subs    map[string]*worker
 	pending int
 	closed  bool
-	// changes counts this hub's own changes to its subscriptions
-	// (activations, removals), so that Sync can tell a read of the
-	// Store made before one of them.
-	changes uint64
+	// revs holds, per subscription (ended ones too), the revision of the
+	// last change this hub applied from its Store's feed or made itself
+	// (Follow).
+	revs map[string]uint64
 }
 
 var (
@@ -70,7 +70,7 @@ func NewHub(ctx context.Context, cfg HubConfig, opts HubOptions) (*Hub, error) {
 	h := &Hub{
 		cfg: cfg, store: opts.Store, outbox: opts.Outbox,
 		client: opts.Client, policy: opts.Policy, clock: opts.Clock, log: opts.Logger, tp: opts.TracerProvider,
-		topics: map[string]bool{}, subs: map[string]*worker{},
+		topics: map[string]bool{}, subs: map[string]*worker{}, revs: map[string]uint64{},
 	}
 	if h.client == nil {
 		h.client = noRedirectClient()
@@ -93,7 +93,7 @@ func NewHub(ctx context.Context, cfg HubConfig, opts HubOptions) (*Hub, error) {
 	now := h.clock.Now()
 	for _, s := range subs {
 		if !now.Before(s.Expires) {
-			if err := h.drop(ctx, s.ID()); err != nil {
+			if _, err := h.drop(ctx, s.ID()); err != nil {
 				h.cancel()
 				return nil, fmt.Errorf("websub hub: dropping expired subscription of %s to %s: %w", s.Callback, s.Topic, err)
 			}

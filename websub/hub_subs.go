@@ -10,12 +10,13 @@ import (
 func (h *Hub) activate(ctx context.Context, s Subscription) error {
 	h.change.Lock()
 	defer h.change.Unlock()
-	if err := h.store.Put(ctx, s); err != nil {
+	rev, err := h.store.Put(ctx, s)
+	if err != nil {
 		return fmt.Errorf("storing the subscription of %s to %s: %w", s.Callback, s.Topic, err)
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.changes++
+	h.madeLocked(s.ID(), rev)
 	if w, ok := h.subs[s.ID()]; ok {
 		w.sub = s
 		w.poke()
@@ -40,31 +41,41 @@ func (h *Hub) startLocked(s Subscription) {
 }
 
 // remove ends the subscription id: its loop stops, its queue is dropped
-// and the Store forgets it.
+// and the Store forgets it. Should the Store fail to, the subscription
+// stays ended on this hub while the Store (and the hubs that follow it)
+// may still hold it, until the next change to it or the end of its lease.
 func (h *Hub) remove(ctx context.Context, id, why string) error {
 	h.change.Lock()
 	defer h.change.Unlock()
 	h.mu.Lock()
 	w, ok := h.subs[id]
 	delete(h.subs, id)
-	h.changes++
 	h.mu.Unlock()
 	if ok {
 		w.cancel()
 		h.log.Info("websub hub: subscription ended", "uri", w.sub.Callback, "topic", w.sub.Topic, "reason", why)
 	}
-	return h.drop(ctx, id)
+	rev, err := h.drop(ctx, id)
+	if err != nil {
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.madeLocked(id, rev)
+	return nil
 }
 
-// drop deletes a subscription and its queue from Store and Outbox.
-func (h *Hub) drop(ctx context.Context, id string) error {
+// drop deletes a subscription and its queue from Store and Outbox, and
+// returns the revision of the deletion.
+func (h *Hub) drop(ctx context.Context, id string) (uint64, error) {
 	if err := h.outbox.Purge(ctx, id); err != nil {
-		return fmt.Errorf("purging the queue of subscription %s: %w", id, err)
+		return 0, fmt.Errorf("purging the queue of subscription %s: %w", id, err)
 	}
-	if err := h.store.Delete(ctx, id); err != nil {
-		return fmt.Errorf("deleting subscription %s: %w", id, err)
+	rev, err := h.store.Delete(ctx, id)
+	if err != nil {
+		return 0, fmt.Errorf("deleting subscription %s: %w", id, err)
 	}
-	return nil
+	return rev, nil
 }
 
 // current is the subscription as it is now (a renewal may have changed

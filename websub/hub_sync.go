@@ -1,71 +1,73 @@
 package websub
 
-import (
-	"context"
-	"fmt"
-)
-
-// Sync brings the Hub's subscriptions in line with its Store, for a Store
-// that several hubs share (one per node): a subscription another hub took
-// starts its delivery loop here, a renewal updates its lease and secret,
-// and one that another hub ended stops. Every loop is woken, so that a
-// hub whose Outbox has just started handing out deliveries (its node now
-// delivers) looks at its queues at once.
-//
-// The Store is read outside the Hub's locks; a read made before this hub
-// activated or removed a subscription itself is read again, or it would
-// undo what this hub had just done (stop a subscription verified a moment
-// ago, whose notifications its node would then skip).
-func (h *Hub) Sync(ctx context.Context) error {
-	for {
-		h.mu.Lock()
-		seen := h.changes
-		h.mu.Unlock()
-		subs, err := h.store.List(ctx)
-		if err != nil {
-			return fmt.Errorf("websub hub: reading subscriptions: %w", err)
-		}
-		if h.apply(subs, seen) {
-			return nil
-		}
-	}
+// Change is one entry of a shared Store's change feed: the subscription
+// stored under ID at Revision, or its deletion (Sub nil). A feed gives
+// every write to the Store, puts and deletes, in the order of their
+// revisions, which grow with each write.
+type Change struct {
+	Revision uint64
+	ID       string
+	Sub      *Subscription
 }
 
-// apply makes subs, read from the Store when the hub had made seen
-// changes of its own, the hub's subscriptions; it reports false, doing
-// nothing, when the hub has made another change since.
-func (h *Hub) apply(subs []Subscription, seen uint64) bool {
+// Follow applies c, read from the change feed of a Store that several
+// hubs share (one per node): a subscription another hub took starts its
+// delivery loop here, a renewal updates its lease and secret, and one
+// that another hub ended stops.
+//
+// A hub's view of a subscription only moves forward: a change whose
+// revision is not above the last one this hub applied or made itself for
+// that subscription is ignored. So a feed that lags (a replica that has
+// not yet applied the latest writes) can only tell this hub late, never
+// undo what it knows; in particular, a change older than a subscription
+// this hub has just verified cannot stop it. Nothing but a deletion read
+// from the feed, or this hub's own, ends a subscription here.
+func (h *Hub) Follow(c Change) {
 	h.change.Lock()
 	defer h.change.Unlock()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
-		return true
+		return
 	}
-	if h.changes != seen {
-		return false
+	if c.Revision <= h.revs[c.ID] {
+		return
 	}
-	now := h.clock.Now()
-	stored := make(map[string]bool, len(subs))
-	for _, s := range subs {
-		id := s.ID()
-		stored[id] = true
-		if w, ok := h.subs[id]; ok {
-			w.sub = s
-			continue
-		}
-		if now.Before(s.Expires) {
-			h.startLocked(s)
-		}
-	}
-	for id, w := range h.subs {
-		if !stored[id] {
+	// The revision is kept for a deletion too, as the bucket keeps its
+	// marker: a feed started again from a replica that has not yet
+	// applied the deletion cannot bring the subscription back.
+	h.revs[c.ID] = c.Revision
+	w, ok := h.subs[c.ID]
+	switch {
+	case c.Sub == nil:
+		if ok {
 			w.cancel()
-			delete(h.subs, id)
+			delete(h.subs, c.ID)
 		}
+	case ok:
+		w.sub = *c.Sub
+		w.poke()
+	case h.clock.Now().Before(c.Sub.Expires):
+		h.startLocked(*c.Sub)
 	}
+}
+
+// Wake has every delivery loop look at its queue at once: a hub whose
+// Outbox has just started handing out deliveries (its node now delivers)
+// calls it.
+func (h *Hub) Wake() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	for _, w := range h.subs {
 		w.poke()
 	}
-	return true
+}
+
+// madeLocked records that this hub itself wrote the subscription id at
+// revision rev, so that the feed's older changes to it are ignored; h.mu
+// is held.
+func (h *Hub) madeLocked(id string, rev uint64) {
+	if rev > h.revs[id] {
+		h.revs[id] = rev
+	}
 }

@@ -31,10 +31,14 @@ func SubscriptionID(topic, callback string) string {
 }
 
 // Store keeps a Hub's subscriptions across restarts. Put replaces the
-// subscription with the same ID.
+// subscription with the same ID. Put and Delete return the revision of
+// their write: a Store that several hubs share numbers its writes in the
+// order its change feed gives them (see Hub.Follow), so that a hub can
+// tell a change it reads there from one older than its own; a Store no
+// other hub shares may number them as it likes.
 type Store interface {
-	Put(ctx context.Context, s Subscription) error
-	Delete(ctx context.Context, id string) error
+	Put(ctx context.Context, s Subscription) (revision uint64, err error)
+	Delete(ctx context.Context, id string) (revision uint64, err error)
 	List(ctx context.Context) ([]Subscription, error)
 }
 
@@ -43,6 +47,7 @@ type Store interface {
 type MemStore struct {
 	mu   sync.Mutex
 	subs map[string]Subscription
+	rev  uint64
 }
 
 var _ Store = (*MemStore)(nil)
@@ -51,19 +56,21 @@ var _ Store = (*MemStore)(nil)
 func NewMemStore() *MemStore { return &MemStore{subs: map[string]Subscription{}} }
 
 // Put stores s under its ID.
-func (m *MemStore) Put(_ context.Context, s Subscription) error {
+func (m *MemStore) Put(_ context.Context, s Subscription) (uint64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.subs[s.ID()] = s
-	return nil
+	m.rev++
+	return m.rev, nil
 }
 
 // Delete forgets the subscription id; an unknown id is not an error.
-func (m *MemStore) Delete(_ context.Context, id string) error {
+func (m *MemStore) Delete(_ context.Context, id string) (uint64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.subs, id)
-	return nil
+	m.rev++
+	return m.rev, nil
 }
 
 // List returns every stored subscription, ordered by topic and callback.

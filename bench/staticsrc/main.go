@@ -5,11 +5,14 @@
 //
 //	staticsrc gen -dir DIR -base http://127.0.0.1:18181 -n 20000 -size 1024
 //	staticsrc serve -dir DIR -listen 127.0.0.1:18181
+//	staticsrc serve -dir DIR -listen 127.0.0.1:19000 -count 50
 //
 // gen writes N bitstreams of SIZE random bytes under DIR/files, a Resource
 // List (an Index with parts past 50,000 entries) declaring each one's
 // length and md5, a Capability List and the Source Description at
-// /.well-known/resourcesync.
+// /.well-known/resourcesync. serve with -count N serves N Sources, each
+// written by gen into DIR/00, DIR/01, … and served on consecutive ports
+// from -listen's, one http.FileServer each.
 package main
 
 import (
@@ -22,8 +25,11 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/viaduct-mirror/viaduct/bench/internal/ports"
 )
 
 func main() {
@@ -59,13 +65,17 @@ func run(ctx context.Context, args []string) error {
 		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 		dir := fs.String("dir", "", "directory written by gen")
 		listen := fs.String("listen", "127.0.0.1:18181", "address to serve on")
+		count := fs.Int("count", 1, "Sources to serve: past 1, DIR/00, DIR/01, … on consecutive ports from -listen's")
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
 		}
-		if *dir == "" || fs.NArg() > 0 {
-			return errors.New("serve: -dir is required and takes no arguments")
+		if *dir == "" || fs.NArg() > 0 || *count < 1 {
+			return errors.New("serve: -dir is required, -count at least 1, and no arguments")
 		}
-		return serve(ctx, *dir, *listen)
+		if *count == 1 {
+			return serve(ctx, *dir, *listen)
+		}
+		return serveMany(ctx, *dir, *listen, *count)
 	}
 	return fmt.Errorf("unknown command %q", args[0])
 }
@@ -87,4 +97,34 @@ func serve(ctx context.Context, dir, listen string) error {
 		return err
 	}
 	return nil
+}
+
+// serveMany serves count Sources, DIR/00 on listen's port and each next
+// one on the next port, until ctx ends or one of them fails.
+func serveMany(ctx context.Context, dir, listen string, count int) error {
+	if _, err := ports.Plus(listen, 0); err != nil {
+		return fmt.Errorf("-listen %s: %w", listen, err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make(chan error, count)
+	for i := range count {
+		d := filepath.Join(dir, fmt.Sprintf("%02d", i))
+		addr, _ := ports.Plus(listen, i) // checked above
+		go func() {
+			err := serve(ctx, d, addr)
+			if err != nil {
+				err = fmt.Errorf("%s: %w", addr, err)
+			}
+			errs <- err
+		}()
+	}
+	var failed error
+	for range count {
+		if err := <-errs; err != nil && failed == nil {
+			failed = err
+			cancel()
+		}
+	}
+	return failed
 }

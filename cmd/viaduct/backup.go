@@ -7,6 +7,7 @@ import (
 	"net"
 	"strings"
 
+	"github.com/viaduct-mirror/viaduct/backup"
 	"github.com/viaduct-mirror/viaduct/node"
 )
 
@@ -43,7 +44,7 @@ func runBackup(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *base == "" {
 		*base = adminBase(cfg.Admin.Listen)
 	}
-	m, err := node.FetchBackup(ctx, *base, token, *out)
+	m, err := backup.Fetch(ctx, *base, token, *out)
 	if err != nil {
 		return err
 	}

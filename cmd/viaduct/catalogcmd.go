@@ -114,7 +114,7 @@ func checkWholeEvents(ctx context.Context, q *queue.Queue) error {
 	st := s.CachedInfo().State
 	if st.FirstSeq > 1 {
 		return fmt.Errorf("EVENTS starts at sequence %d: the events before it were removed (queue.events_max_age or events_max_bytes), "+
-			"and a catalog rebuilt from the rest would miss them; restore a backup instead (docs/runbook.md)", st.FirstSeq)
+			"and a catalog rebuilt from the rest would miss them; move the catalog aside and start the node, which starts from the newest catalog snapshot, or restore a backup (docs/runbook.md)", st.FirstSeq)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/viaduct-mirror/viaduct/backup"
 	"github.com/viaduct-mirror/viaduct/node"
 )
 
@@ -32,7 +33,7 @@ func runRestore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	m, err := node.Restore(ctx, cfg, *from, log)
+	m, err := backup.Restore(ctx, node.RestoreTarget(cfg), *from, log)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/viaduct-mirror/viaduct/internal/telemetry"
 	"github.com/viaduct-mirror/viaduct/node"
 )
 
@@ -39,7 +40,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	shutdown, err := node.SetupTracing(ctx, cfg.Tracing, version)
+	shutdown, err := telemetry.SetupTracing(ctx, cfg.Tracing, version)
 	if err != nil {
 		return err
 	}

@@ -34,6 +34,7 @@ func Run(t *testing.T, newStore func(t *testing.T) storage.Blobs) {
 		{"Delete", testDelete},
 		{"ListTouchDeleteIdle", testListTouchDeleteIdle},
 		{"SweepUnderIngest", testSweepUnderIngest},
+		{"Objects", testObjects},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

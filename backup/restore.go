@@ -1,4 +1,4 @@
-package node
+package backup
 
 import (
 	"context"
@@ -20,23 +20,23 @@ import (
 // directory already holds a node: a restore never overwrites one.
 var ErrNotEmpty = errors.New("not a new, empty data directory")
 
-// ReadBackup reads the manifest of the backup unpacked in dir and checks
+// Read reads the manifest of the backup unpacked in dir and checks
 // every file against it, and that this build can read its catalog.
-func ReadBackup(ctx context.Context, dir string) (BackupManifest, error) {
+func Read(ctx context.Context, dir string) (Manifest, error) {
 	where := "backup " + dir
 	b, err := os.ReadFile(filepath.Join(dir, ManifestFile))
 	if errors.Is(err, os.ErrNotExist) {
-		return BackupManifest{}, fmt.Errorf("%s: %w", where, errBackupIncomplete)
+		return Manifest{}, fmt.Errorf("%s: %w", where, errBackupIncomplete)
 	}
 	if err != nil {
-		return BackupManifest{}, fmt.Errorf("%s: %w", where, err)
+		return Manifest{}, fmt.Errorf("%s: %w", where, err)
 	}
-	var m BackupManifest
+	var m Manifest
 	if err := json.Unmarshal(b, &m); err != nil {
-		return BackupManifest{}, fmt.Errorf("%s: reading %s: %w", where, ManifestFile, err)
+		return Manifest{}, fmt.Errorf("%s: reading %s: %w", where, ManifestFile, err)
 	}
-	if m.Format != BackupFormat {
-		return m, fmt.Errorf("%s: format %d, this build reads format %d", where, m.Format, BackupFormat)
+	if m.Format != Format {
+		return m, fmt.Errorf("%s: format %d, this build reads format %d", where, m.Format, Format)
 	}
 	for name, want := range m.SHA256 {
 		got, err := fileSHA256(filepath.Join(dir, filepath.FromSlash(name)))
@@ -69,18 +69,29 @@ func ReadBackup(ctx context.Context, dir string) (BackupManifest, error) {
 	return m, nil
 }
 
-// Restore puts the backup unpacked in dir in place for cfg (filled), whose
+// Target is the node a backup is restored for: where its configuration
+// (filled with its defaults) puts its data.
+type Target struct {
+	DataDir     string
+	CatalogPath string
+	Queue       queue.Config
+	// BlobDir is the directory blob store, which may sit inside DataDir;
+	// empty for S3.
+	BlobDir string
+}
+
+// Restore puts the backup unpacked in dir in place for cfg, whose
 // data directory must be new: missing or empty, but for the blob
 // directory inside it, which an operator copies there first. The streams
 // go back into the embedded server's store with JetStream's restore, the
 // catalog file beside them; a node then started on cfg resumes where the
 // backed-up node was. A restore that fails halfway says so: remove the
 // data directory and run it again.
-func Restore(ctx context.Context, cfg Config, dir string, log *slog.Logger) (BackupManifest, error) {
+func Restore(ctx context.Context, cfg Target, dir string, log *slog.Logger) (Manifest, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	m, err := ReadBackup(ctx, dir)
+	m, err := Read(ctx, dir)
 	if err != nil {
 		return m, err
 	}
@@ -107,7 +118,7 @@ func Restore(ctx context.Context, cfg Config, dir string, log *slog.Logger) (Bac
 			return m, partial(err)
 		}
 	}
-	if err := copyFile(filepath.Join(dir, CatalogFile), cfg.Catalog.Path); err != nil {
+	if err := copyFile(filepath.Join(dir, CatalogFile), cfg.CatalogPath); err != nil {
 		return m, partial(err)
 	}
 	log.Info("backup restored", "from", dir, "data_dir", cfg.DataDir, "taken", m.Taken, "catalog_applied_seq", m.CatalogApplied, "events_last_seq", m.EventsLastSeq, "streams", len(m.Streams))
@@ -116,20 +127,20 @@ func Restore(ctx context.Context, cfg Config, dir string, log *slog.Logger) (Bac
 
 // checkNewDataDir refuses a data directory, catalog or JetStream store
 // that already holds anything (the blob directory apart).
-func checkNewDataDir(cfg Config) error {
+func checkNewDataDir(cfg Target) error {
 	entries, err := os.ReadDir(cfg.DataDir)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("restore: data_dir %s: %w", cfg.DataDir, err)
 	}
 	for _, e := range entries {
 		p := filepath.Join(cfg.DataDir, e.Name())
-		if cfg.Blobs.Kind == "dir" && samePath(p, cfg.Blobs.Dir) {
+		if cfg.BlobDir != "" && samePath(p, cfg.BlobDir) {
 			continue
 		}
 		return fmt.Errorf("restore: data_dir %s holds %s: %w; restore into a new directory, or move this one aside first", cfg.DataDir, e.Name(), ErrNotEmpty)
 	}
-	if _, err := os.Lstat(cfg.Catalog.Path); err == nil {
-		return fmt.Errorf("restore: catalog.path %s exists: %w", cfg.Catalog.Path, ErrNotEmpty)
+	if _, err := os.Lstat(cfg.CatalogPath); err == nil {
+		return fmt.Errorf("restore: catalog.path %s exists: %w", cfg.CatalogPath, ErrNotEmpty)
 	}
 	if cfg.Queue.Embedded() {
 		if q, err := os.ReadDir(cfg.Queue.Dir); err == nil && len(q) > 0 {

@@ -1,4 +1,4 @@
-package node
+package telemetry
 
 import (
 	"context"
@@ -14,6 +14,18 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 )
+
+// TracingConfig sends OpenTelemetry traces somewhere. With no endpoint,
+// spans are made (so trace context still travels through NATS) but not
+// exported.
+type TracingConfig struct {
+	// Endpoint is an OTLP/HTTP collector, e.g. http://127.0.0.1:4318.
+	// Empty: the one OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT names, if any;
+	// set, it wins over the environment (docs/configuration.md).
+	Endpoint string `yaml:"endpoint"`
+	// SampleRatio is the share of traces kept, 0 to 1. Default 1.
+	SampleRatio float64 `yaml:"sample_ratio"`
+}
 
 // SetupTracing installs the process's OpenTelemetry tracer provider and
 // W3C trace-context propagation. It belongs to the command, not to a node:

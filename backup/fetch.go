@@ -1,4 +1,4 @@
-package node
+package backup
 
 import (
 	"archive/tar"
@@ -16,89 +16,89 @@ import (
 	"strings"
 )
 
-// FetchBackup asks the node whose admin listener is at adminURL for a
+// Fetch asks the node whose admin listener is at adminURL for a
 // backup (POST /admin/backup, with token when not empty) and unpacks it
 // into dir, which must not exist or be empty. Each file is checked
 // against the digest the manifest gives; a backup that is not whole
 // leaves no manifest, so that no restore takes it, and is removed.
-func FetchBackup(ctx context.Context, adminURL, token, dir string) (BackupManifest, error) {
+func Fetch(ctx context.Context, adminURL, token, dir string) (Manifest, error) {
 	where := "backup from " + adminURL
 	if err := emptyDir(dir); err != nil {
-		return BackupManifest{}, fmt.Errorf("%s: %w", where, err)
+		return Manifest{}, fmt.Errorf("%s: %w", where, err)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(adminURL, "/")+"/admin/backup", nil)
 	if err != nil {
-		return BackupManifest{}, fmt.Errorf("%s: %w", where, err)
+		return Manifest{}, fmt.Errorf("%s: %w", where, err)
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return BackupManifest{}, fmt.Errorf("%s: %w", where, err)
+		return Manifest{}, fmt.Errorf("%s: %w", where, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		return BackupManifest{}, fmt.Errorf("%s: the node answered %s: %s", where, resp.Status, strings.TrimSpace(string(b)))
+		return Manifest{}, fmt.Errorf("%s: the node answered %s: %s", where, resp.Status, strings.TrimSpace(string(b)))
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return BackupManifest{}, fmt.Errorf("%s: %w", where, err)
+		return Manifest{}, fmt.Errorf("%s: %w", where, err)
 	}
 	m, err := unpackBackup(resp.Body, dir)
 	if err != nil {
 		clearDir(dir)
-		return BackupManifest{}, fmt.Errorf("%s: %w", where, err)
+		return Manifest{}, fmt.Errorf("%s: %w", where, err)
 	}
 	return m, nil
 }
 
 // unpackBackup writes the tar's files into dir, the manifest last once
 // every file's digest matches it.
-func unpackBackup(r io.Reader, dir string) (BackupManifest, error) {
+func unpackBackup(r io.Reader, dir string) (Manifest, error) {
 	tr := tar.NewReader(r)
 	sums := map[string]string{}
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			return BackupManifest{}, errBackupIncomplete
+			return Manifest{}, errBackupIncomplete
 		}
 		if err != nil {
-			return BackupManifest{}, fmt.Errorf("reading the backup: %w", err)
+			return Manifest{}, fmt.Errorf("reading the backup: %w", err)
 		}
 		if h.Name == ManifestFile {
 			return finishBackup(tr, dir, sums)
 		}
 		if !backupPath(h.Name) || h.Typeflag != tar.TypeReg {
-			return BackupManifest{}, fmt.Errorf("reading the backup: unexpected entry %q", h.Name)
+			return Manifest{}, fmt.Errorf("reading the backup: unexpected entry %q", h.Name)
 		}
 		if sums[h.Name], err = writeFile(dir, h.Name, tr); err != nil {
-			return BackupManifest{}, err
+			return Manifest{}, err
 		}
 	}
 }
 
 // finishBackup reads the manifest, checks the files written against it
 // and writes it.
-func finishBackup(r io.Reader, dir string, sums map[string]string) (BackupManifest, error) {
+func finishBackup(r io.Reader, dir string, sums map[string]string) (Manifest, error) {
 	b, err := io.ReadAll(io.LimitReader(r, 1<<20))
 	if err != nil {
-		return BackupManifest{}, fmt.Errorf("reading the manifest: %w", err)
+		return Manifest{}, fmt.Errorf("reading the manifest: %w", err)
 	}
-	var m BackupManifest
+	var m Manifest
 	if err := json.Unmarshal(b, &m); err != nil {
-		return BackupManifest{}, fmt.Errorf("reading the manifest: %w", err)
+		return Manifest{}, fmt.Errorf("reading the manifest: %w", err)
 	}
 	if len(m.SHA256) != len(sums) {
-		return BackupManifest{}, fmt.Errorf("the manifest lists %d files, the backup holds %d", len(m.SHA256), len(sums))
+		return Manifest{}, fmt.Errorf("the manifest lists %d files, the backup holds %d", len(m.SHA256), len(sums))
 	}
 	for name, want := range m.SHA256 {
 		if sums[name] != want {
-			return BackupManifest{}, fmt.Errorf("%s: sha-256 %s, the manifest says %s", name, sums[name], want)
+			return Manifest{}, fmt.Errorf("%s: sha-256 %s, the manifest says %s", name, sums[name], want)
 		}
 	}
 	if _, err := writeFile(dir, ManifestFile, strings.NewReader(string(b))); err != nil {
-		return BackupManifest{}, err
+		return Manifest{}, err
 	}
 	return m, nil
 }

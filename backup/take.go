@@ -1,4 +1,4 @@
-package node
+package backup
 
 import (
 	"archive/tar"
@@ -8,17 +8,20 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
+	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/queue"
 )
 
-// BackupFormat is the version of the layout below; a restore refuses a
+// Format is the version of the layout below; a restore refuses a
 // backup of a format it does not know.
-const BackupFormat = 1
+const Format = 1
 
 // The files of a backup, unpacked: the manifest, the catalog, and one
 // JetStream snapshot per stream (buckets are streams too).
@@ -28,9 +31,9 @@ const (
 	StreamsDir   = "streams"
 )
 
-// BackupManifest says what a backup holds and how to check it. It is
+// Manifest says what a backup holds and how to check it. It is
 // written last, so a backup without one was cut short.
-type BackupManifest struct {
+type Manifest struct {
 	Format int `json:"format"`
 	// Version is the viaduct that took the backup.
 	Version string    `json:"viaduct_version"`
@@ -57,69 +60,89 @@ type BackupManifest struct {
 // streamFile is where a stream's snapshot is in a backup.
 func streamFile(name string) string { return StreamsDir + "/" + name + ".snapshot" }
 
-// serveBackup answers POST /admin/backup with a tar of a backup of the
-// running node. The parts are taken first into a directory beside the
-// data (so an error is answered as one, before any byte of the tar), then
-// sent; one backup runs at a time.
-func (n *Node) serveBackup(w http.ResponseWriter, r *http.Request) {
-	if !n.backupMu.TryLock() {
+// Node is what a backup is taken of: the running node's catalog and
+// queue, and what the manifest says of it.
+type Node struct {
+	Catalog *catalog.Catalog
+	Queue   *queue.Queue
+	// Embedded: the queue is the node's own NATS server, whose streams
+	// go into the backup; an external cluster keeps its own backups.
+	Embedded bool
+	// Version is the viaduct taking the backup.
+	Version string
+	// Blobs says where the node's blobs are (they are not in a backup).
+	Blobs string
+}
+
+// Server answers POST /admin/backup with a tar of a backup of the
+// running node. The parts are taken first into a working directory in
+// Spool (so an error is answered as one, before any byte of the tar),
+// then sent; one backup runs at a time.
+type Server struct {
+	Node Node
+	// Spool is the directory the working directories are made in: the
+	// node's data directory, on the disk that has room for a catalog.
+	Spool string
+	Log   *slog.Logger
+	mu    sync.Mutex
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !s.mu.TryLock() {
 		http.Error(w, "a backup of this node is already running", http.StatusConflict)
 		return
 	}
-	defer n.backupMu.Unlock()
+	defer s.mu.Unlock()
 	// One backup runs at a time: a working directory found now was left
 	// by a process that stopped in the middle of one.
-	if stale, _ := filepath.Glob(filepath.Join(n.cfg.DataDir, ".backup-*")); len(stale) > 0 {
+	if stale, _ := filepath.Glob(filepath.Join(s.Spool, ".backup-*")); len(stale) > 0 {
 		for _, d := range stale {
 			os.RemoveAll(d)
 		}
-		n.log.Info("backup: removed the working directories of backups cut short", "dirs", len(stale))
+		s.Log.Info("backup: removed the working directories of backups cut short", "dirs", len(stale))
 	}
-	spool, err := os.MkdirTemp(n.cfg.DataDir, ".backup-")
+	spool, err := os.MkdirTemp(s.Spool, ".backup-")
 	if err != nil {
-		n.backupFailed(w, fmt.Errorf("backup: making its working directory: %w", err))
+		s.failed(w, fmt.Errorf("backup: making its working directory: %w", err))
 		return
 	}
 	defer os.RemoveAll(spool)
-	m, err := n.takeBackup(r.Context(), spool)
+	m, err := Take(r.Context(), s.Node, spool)
 	if err != nil {
-		n.backupFailed(w, err)
+		s.failed(w, err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/x-tar")
-	if err := writeBackupTar(w, spool, m); err != nil {
+	if err := WriteTar(w, spool, m); err != nil {
 		// The status is sent: the client finds no manifest at the end.
-		n.log.Error("backup not sent whole", "err", err)
+		s.Log.Error("backup not sent whole", "err", err)
 		return
 	}
-	n.log.Info("backup sent", "catalog_applied_seq", m.CatalogApplied, "events_last_seq", m.EventsLastSeq, "streams", len(m.Streams))
+	s.Log.Info("backup sent", "catalog_applied_seq", m.CatalogApplied, "events_last_seq", m.EventsLastSeq, "streams", len(m.Streams))
 }
 
-func (n *Node) backupFailed(w http.ResponseWriter, err error) {
-	n.log.Error("backup failed", "err", err)
+func (s *Server) failed(w http.ResponseWriter, err error) {
+	s.Log.Error("backup failed", "err", err)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusInternalServerError)
 	json.NewEncoder(w).Encode(map[string]string{"error": err.Error()})
 }
 
-// takeBackup writes a backup's files into dir and returns its manifest:
+// Take writes a backup's files into dir and returns its manifest:
 // the catalog first, then every stream in the order BackupStreams gives,
 // so that each part holds at least what the parts before it recorded.
-func (n *Node) takeBackup(ctx context.Context, dir string) (BackupManifest, error) {
-	m := BackupManifest{Format: BackupFormat, Version: n.version, Node: n.q.Config().NodeName,
-		Taken: time.Now().UTC(), Blobs: n.cfg.Blobs.Kind + " " + n.cfg.Blobs.Dir, SHA256: map[string]string{}}
-	if n.cfg.Blobs.Kind == "s3" {
-		m.Blobs = "s3 " + n.cfg.Blobs.S3.Endpoint + "/" + n.cfg.Blobs.S3.Bucket
-	}
-	info, err := n.cat.Backup(ctx, filepath.Join(dir, CatalogFile))
+func Take(ctx context.Context, n Node, dir string) (Manifest, error) {
+	m := Manifest{Format: Format, Version: n.Version, Node: n.Queue.Config().NodeName,
+		Taken: time.Now().UTC(), Blobs: n.Blobs, SHA256: map[string]string{}}
+	info, err := n.Catalog.Backup(ctx, filepath.Join(dir, CatalogFile))
 	if err != nil {
 		return m, fmt.Errorf("backup: %w", err)
 	}
 	m.CatalogSchema, m.CatalogApplied = info.SchemaVersion, info.Applied
-	if !n.cfg.Queue.Embedded() {
+	if !n.Embedded {
 		return m, nil
 	}
-	names, err := n.q.BackupStreams(ctx)
+	names, err := n.Queue.BackupStreams(ctx)
 	if err != nil {
 		return m, fmt.Errorf("backup: %w", err)
 	}
@@ -127,7 +150,7 @@ func (n *Node) takeBackup(ctx context.Context, dir string) (BackupManifest, erro
 		return m, fmt.Errorf("backup: %w", err)
 	}
 	for _, name := range names {
-		s, err := n.snapshotTo(ctx, name, filepath.Join(dir, streamFile(name)))
+		s, err := snapshotTo(ctx, n.Queue, name, filepath.Join(dir, streamFile(name)))
 		if err != nil {
 			return m, fmt.Errorf("backup: %w", err)
 		}
@@ -149,21 +172,21 @@ func (n *Node) takeBackup(ctx context.Context, dir string) (BackupManifest, erro
 }
 
 // snapshotTo writes one stream's snapshot to the file at path.
-func (n *Node) snapshotTo(ctx context.Context, name, path string) (queue.StreamSnapshot, error) {
+func snapshotTo(ctx context.Context, q *queue.Queue, name, path string) (queue.StreamSnapshot, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		return queue.StreamSnapshot{}, err
 	}
-	s, err := n.q.SnapshotStream(ctx, name, f)
+	s, err := q.SnapshotStream(ctx, name, f)
 	if cerr := f.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("snapshot of %s: %w", name, cerr)
 	}
 	return s, err
 }
 
-// writeBackupTar sends the files in dir, each with its digest recorded,
+// WriteTar sends the files in dir, each with its digest recorded,
 // and the manifest last.
-func writeBackupTar(w io.Writer, dir string, m BackupManifest) error {
+func WriteTar(w io.Writer, dir string, m Manifest) error {
 	tw := tar.NewWriter(w)
 	files := []string{CatalogFile}
 	for _, s := range m.Streams {

@@ -1,4 +1,4 @@
-package node
+package telemetry
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package node
+package gc
 
 import (
 	"context"
@@ -37,16 +37,16 @@ func TestGCPositions(t *testing.T) {
 	q2 := queuetest.Start(t, func(c *queue.Config) { c.URL, c.Dir = q1.ClientURL(), "" })
 	a1, a2 := appliedAt(40), appliedAt(25)
 	pkg := strings.Repeat("ab", 32)
-	p1, p2 := &positions{q: q1, cat: &a1}, &positions{q: q2, cat: &a2, pkgs: served{pkg}}
+	p1, p2 := NewPositions(q1, &a1, nil, nil), NewPositions(q2, &a2, served{pkg}, nil)
 	if _, ok, err := p1.MinApplied(ctx); ok || err != nil {
 		t.Fatalf("MinApplied before any report = %v, %v; want none", ok, err)
 	}
-	l, err := q1.Lease(ctx, gcLease)
+	l, err := q1.Lease(ctx, Lease)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Release(ctx)
-	for _, p := range []*positions{p1, p2} {
+	for _, p := range []*Positions{p1, p2} {
 		if err := p.report(ctx); err != nil {
 			t.Fatal(err)
 		}
