@@ -147,7 +147,7 @@ func (c *Catalog) ScanChanges(ctx context.Context, collection string, from, unti
 		if first {
 			op = ">="
 		}
-		full, err := k.fill(ctx, c.scans, `SELECT CAST(pack AS TEXT) FROM changes
+		full, err := k.fill(ctx, c.scans, `SELECT CAST(pack || uri AS TEXT) FROM changes
 			WHERE collection = ? AND at `+op+` ? AND at < ?
 				AND at >= coalesce((SELECT horizon FROM collections WHERE name = ?), ?) ORDER BY at LIMIT ?`,
 			collection, start, end, collection, int64(math.MinInt64), pageSize)

@@ -10,8 +10,21 @@ import (
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 )
 
-// rowDecoder reads the rows of one walk into values it reuses, so that a
-// list of a million rows allocates little more than its strings. It keeps
+// The plain columns of resources and changes up to schema 8, which held
+// every field apart from the packs, and which the migrations read: each
+// list in the order of rowDecoder's scans.
+const (
+	plainResourceCols = `collection, uri, source, origin, deleted, sha256, md5, length, type, changed, seq,
+	up_time, up_modified, up_hash, up_length, up_type, links`
+	plainStateCols  = plainResourceCols + `, coalesce((SELECT op FROM changes WHERE changes.seq = resources.seq), '')`
+	plainLoggedCols = `seq, collection, uri, op, at, received, sha256, md5, length, type,
+	source, up_op, up_time, up_modified, up_hash, up_length, up_type, links`
+)
+
+// rowDecoder reads the plain columns of schemas 1 to 8 (see
+// plainResourceCols) for the migrations. It reads the rows of one walk
+// into values it reuses, so that a list of a million rows allocates
+// little more than its strings. It keeps
 // the last upstream times it parsed, since neighbouring rows (a baseline's
 // resources, a burst of changes) often share them.
 type rowDecoder struct {
@@ -27,7 +40,7 @@ type rowDecoder struct {
 	links                     sql.NullString
 }
 
-// state reads one row of stateCols into rs.
+// state reads one row of plainStateCols into rs.
 func (d *rowDecoder) state(s scanner, rs *ResourceState) error {
 	r := &rs.Resource
 	err := s.Scan(&r.Collection, &r.URI, &r.Source, &r.Origin, &d.deleted, &r.SHA256, &r.MD5, &r.Length, &r.Type,
@@ -42,7 +55,7 @@ func (d *rowDecoder) state(s scanner, rs *ResourceState) error {
 	return nil
 }
 
-// logged reads one row of loggedCols into ch.
+// logged reads one row of plainLoggedCols into ch.
 func (d *rowDecoder) logged(s scanner, ch *LoggedChange) error {
 	err := s.Scan(&d.seq, &ch.Collection, &ch.URI, &ch.Op, &d.at, &d.rcv, &ch.SHA256, &ch.MD5, &ch.Length, &ch.Type,
 		&ch.Source, &ch.UpstreamOp, &d.upTime, &d.upMod, &d.upHash, &d.upLen, &d.ty, &d.links)
@@ -56,8 +69,8 @@ func (d *rowDecoder) logged(s scanner, ch *LoggedChange) error {
 	return nil
 }
 
-// upstream fills u from the scratch upstream columns, as decodeUpstream
-// does, reusing the decoder's hash slice and length.
+// upstream fills u from the scratch upstream columns, reusing the
+// decoder's hash slice and length.
 func (d *rowDecoder) upstream(u *Upstream) error {
 	var err error
 	if d.upTime != d.timeText {

@@ -73,19 +73,18 @@ func (a *applier) apply(b *Applied) error {
 	}
 	newOrder := laterOrder(h.order, t)
 	isHeld := h.exists && !h.deleted
-	up, err := upstreamColumns(ev)
+	uf, hops, err := upstreamOf(ev)
 	if err != nil {
 		return err
 	}
-	uf := upFactsOfColumns(ev, up)
 	a.upPack.reset()
-	a.upPack.packUp(&uf)
+	a.upPack.packUp(&uf, ev.URI)
 
 	var op string
 	switch ev.Op {
 	case resourcesync.Created, resourcesync.Updated:
 		if isHeld && h.sha256 == ev.SHA256 && h.length == ev.Length && h.typ == ev.Type {
-			a.upstreamOnly(r, ev, up, newOrder)
+			a.upstreamOnly(r, ev, &uf, hops, newOrder)
 			return nil
 		}
 		op = resourcesync.Updated
@@ -95,10 +94,10 @@ func (a *applier) apply(b *Applied) error {
 	case resourcesync.Deleted:
 		if !isHeld {
 			if h.exists {
-				a.upstreamOnly(r, ev, up, newOrder)
+				a.upstreamOnly(r, ev, &uf, hops, newOrder)
 				return nil
 			}
-			a.tombstone(r, up, newOrder, b.At.UnixMicro())
+			a.tombstone(r, &uf, hops, newOrder, b.At.UnixMicro())
 			return nil
 		}
 		op = resourcesync.Deleted
@@ -125,7 +124,7 @@ func (a *applier) apply(b *Applied) error {
 		logged = copyFacts{sha256: h.sha256, md5: h.md5, typ: h.typ, length: h.length}
 	}
 	fixed, refs := SizeHint(logged.typ, &ev.Upstream)
-	r.setUpstream(up, a.upPack.b, fixed, refs, newOrder)
+	r.setUpstream(&uf, hops, a.upPack.b, fixed, refs, newOrder)
 	r.exists, r.deleted = true, op == resourcesync.Deleted
 	r.sha256, r.md5, r.typ, r.length = logged.sha256, logged.md5, logged.typ, logged.length
 	prev := r.seq
@@ -136,23 +135,22 @@ func (a *applier) apply(b *Applied) error {
 	r.copyPack = append(r.copyPack[:0:0], a.copyPack.b...)
 	r.write = writeRow
 
-	// up holds source, origin, up_time, up_modified, up_hash, up_length,
-	// up_type, links, hops: the log keeps all but origin and hops.
+	// The log keeps what the Source said but the origin and the hops.
 	uf.origin = ""
 	a.upPack.reset()
-	a.upPack.packChange(&changeHead{seq: int64(b.Seq), at: at, received: b.At.UnixMicro(), uri: ev.URI, op: op, upOp: ev.Upstream.Op,
+	a.upPack.packChange(&changeHead{seq: int64(b.Seq), at: at, received: b.At.UnixMicro(), op: op, upOp: ev.Upstream.Op,
 		copy: logged}, &uf)
 	a.logged = append(a.logged, int64(b.Seq), ev.Collection, ev.URI, op,
 		at, b.At.UnixMicro(), logged.sha256, logged.md5, logged.length, logged.typ,
-		up[0], ev.Upstream.Op, up[2], up[3], up[4], up[5], up[6], up[7], append([]byte(nil), a.upPack.b...), prev)
+		append([]byte(nil), a.upPack.b...), prev)
 	return nil
 }
 
 // upstreamOnly records the Source's latest metadata of a resource whose
 // copy the event does not change; a.upPack holds it packed.
-func (a *applier) upstreamOnly(r *rowState, ev *viaduct.Event, up []any, order time.Time) {
+func (a *applier) upstreamOnly(r *rowState, ev *viaduct.Event, u *upFacts, hops string, order time.Time) {
 	fixed, refs := SizeHint(r.typ, &ev.Upstream)
-	r.setUpstream(up, a.upPack.b, fixed, refs, order)
+	r.setUpstream(u, hops, a.upPack.b, fixed, refs, order)
 }
 
 // tombstone records the deletion of a resource the catalog has no row
@@ -161,8 +159,8 @@ func (a *applier) upstreamOnly(r *rowState, ev *viaduct.Event, up []any, order t
 // event arrives later, is known to be stale; its changed column is the
 // event's time, by which retention ages it. a.upPack holds the upstream
 // metadata packed.
-func (a *applier) tombstone(r *rowState, up []any, order time.Time, at int64) {
-	r.setUpstream(up, a.upPack.b, 0, 0, order)
+func (a *applier) tombstone(r *rowState, u *upFacts, hops string, order time.Time, at int64) {
+	r.setUpstream(u, hops, a.upPack.b, 0, 0, order)
 	r.exists, r.deleted = true, true
 	r.sha256, r.md5, r.typ, r.length, r.changed, r.seq = "", "", "", 0, at, 0
 	a.copyPack.reset()

@@ -10,10 +10,8 @@ import (
 // are appended in this order by flush and by the effects).
 const (
 	resCols = `collection, uri, source, deleted, sha256, md5, length, type,
-		changed, seq, origin, up_time, up_modified, up_hash, up_length, up_type, links, hops,
-		copy_pack, up_pack, est, est_refs, up_order`
-	logCols = `seq, collection, uri, op, at, received, sha256, md5, length, type,
-		source, up_op, up_time, up_modified, up_hash, up_length, up_type, links, pack, prev`
+		changed, seq, via_origin, hops, copy_pack, up_pack, est, est_refs, up_order`
+	logCols = `seq, collection, uri, op, at, received, sha256, md5, length, type, pack, prev`
 )
 
 var (
@@ -37,9 +35,7 @@ var (
 var resUpsertSQL = `INSERT INTO resources (` + resCols + `) VALUES ` + placeholders(1, resColCount) + `
 		ON CONFLICT (collection, uri) DO UPDATE SET source = excluded.source, deleted = excluded.deleted,
 			sha256 = excluded.sha256, md5 = excluded.md5, length = excluded.length, type = excluded.type,
-			changed = excluded.changed, seq = excluded.seq, origin = excluded.origin,
-			up_time = excluded.up_time, up_modified = excluded.up_modified, up_hash = excluded.up_hash,
-			up_length = excluded.up_length, up_type = excluded.up_type, links = excluded.links, hops = excluded.hops,
+			changed = excluded.changed, seq = excluded.seq, via_origin = excluded.via_origin, hops = excluded.hops,
 			copy_pack = excluded.copy_pack, up_pack = excluded.up_pack, est = excluded.est, est_refs = excluded.est_refs,
 			up_order = excluded.up_order`
 
@@ -58,16 +54,15 @@ func (a *applier) flush() error {
 			if r.deleted {
 				deleted = 1
 			}
-			up := r.up
-			args = append(args, r.key.collection, r.key.uri, up[0], deleted, r.sha256, r.md5, r.length, r.typ,
-				r.changed, r.seq, up[1], up[2], up[3], up[4], up[5], up[6], up[7], up[8],
-				r.copyPack, r.upPack, r.est, r.estRefs, r.upOrder)
+			args = append(args, r.key.collection, r.key.uri, r.source, deleted, r.sha256, r.md5, r.length, r.typ,
+				r.changed, r.seq, r.viaOrigin, r.hops, r.copyPack, r.upPack, r.est, r.estRefs, r.upOrder)
 		case writeMeta:
 			// Its copy is as the catalog has it: only what the Source
 			// said is new, and the copy's columns (and their indexes)
 			// are left alone.
-			meta := append(r.up[:len(r.up):len(r.up)], r.upPack, r.est, r.estRefs, r.upOrder, r.key.collection, r.key.uri)
-			if _, err := a.stmt(a.st.resMeta).ExecContext(a.ctx, meta...); err != nil {
+			_, err := a.stmt(a.st.resMeta).ExecContext(a.ctx, r.source, r.viaOrigin, r.hops,
+				r.upPack, r.est, r.estRefs, r.upOrder, r.key.collection, r.key.uri)
+			if err != nil {
 				return fmt.Errorf("write upstream metadata of %s: %w", r.key.uri, err)
 			}
 		}

@@ -40,26 +40,23 @@ type Lookup struct {
 }
 
 // lookupCols are the columns of a Lookup but its URI, in scanLookup's order.
-const lookupCols = `deleted, sha256, md5, length, type, up_time, up_order, up_modified`
+const lookupCols = `deleted, sha256, md5, length, type, up_order, up_pack`
 
 // lookupSQL reads the columns of a Lookup by URI.
 const lookupSQL = `SELECT ` + lookupCols + ` FROM resources WHERE collection = ? AND uri = ?`
 
 // scanLookup reads lookupCols into l, after the columns in head.
 func scanLookup(s scanner, l *Lookup, head ...any) error {
-	var upTime, order, modified string
-	if err := s.Scan(append(head, &l.Deleted, &l.SHA256, &l.MD5, &l.Length, &l.Type, &upTime, &order, &modified)...); err != nil {
+	var order, up string
+	if err := s.Scan(append(head, &l.Deleted, &l.SHA256, &l.MD5, &l.Length, &l.Type, &order, &up)...); err != nil {
 		return err
 	}
 	var err error
-	if l.UpstreamTime, err = parseTime(upTime); err != nil {
-		return fmt.Errorf("upstream time: %w", err)
+	if l.UpstreamTime, l.UpstreamModified, err = upTimes(up); err != nil {
+		return err
 	}
 	if l.Order, err = parseTime(order); err != nil {
 		return fmt.Errorf("upstream order: %w", err)
-	}
-	if l.UpstreamModified, err = parseTime(modified); err != nil {
-		return fmt.Errorf("upstream modified: %w", err)
 	}
 	return nil
 }

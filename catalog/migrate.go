@@ -34,6 +34,7 @@ var migrations = []migration{
 	{name: "no sha-256 index of resources", sql: schemaV6},
 	{name: "origin index of resources not at their origin", sql: schemaV7},
 	{name: "no source and URI indexes of resources", sql: schemaV8},
+	{name: "each fact of a resource and a change kept once", sql: schemaV9, fill: fillV9},
 }
 
 // schemaVersion is the version this build writes: the number of steps.

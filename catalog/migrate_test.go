@@ -45,6 +45,7 @@ func TestMigrationLogged(t *testing.T) {
 	var logs testutil.Buffer
 	log := slog.New(slog.NewJSONHandler(&logs, nil))
 	path := packFixture(t)
+	toV8(t, path)
 	db, err := sql.Open("sqlite3", dsn(path, ""))
 	if err != nil {
 		t.Fatal(err)

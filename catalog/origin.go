@@ -41,9 +41,8 @@ const byURIOrOrigin = `(collection IN (SELECT name FROM collections) AND uri = ?
 // as one never held).
 func (c *Catalog) ResourceByOrigin(ctx context.Context, collection, origin string) (*ResourceState, error) {
 	row := c.reader.QueryRowContext(ctx, byOriginSQL, origin, collection)
-	var d rowDecoder
 	rs := &ResourceState{}
-	err := d.state(row, rs)
+	err := scanState(row, rs)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("resource with origin %s in collection %s: %w", origin, collection, ErrNotFound)
 	}
@@ -65,9 +64,8 @@ func (c *Catalog) ResourcesByURI(ctx context.Context, uri string) ([]*ResourceSt
 	defer rows.Close()
 	var out []*ResourceState
 	for rows.Next() {
-		var d rowDecoder // a fresh one each: the results outlive the walk
 		rs := &ResourceState{}
-		if err := d.state(rows, rs); err != nil {
+		if err := scanState(rows, rs); err != nil {
 			return nil, fmt.Errorf("find resources named %s: %w", uri, err)
 		}
 		out = append(out, rs)

@@ -61,6 +61,7 @@ func migratedWithOriginTwice(t *testing.T, stmts ...string) (c *Catalog, origin,
 	old := openAt(t, path)
 	origin, harvested = holdOriginTwice(t, old)
 	old.Close()
+	toV8(t, path)
 	execOn(t, path, stmts...)
 	return openAt(t, path), origin, harvested
 }

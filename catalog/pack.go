@@ -15,17 +15,20 @@ import (
 //
 //	resources.copy_pack  the aggregator's copy: sha256, md5, length, type,
 //	                     changed, seq and the op of that change
-//	resources.up_pack    what the Source said: source, origin, up_time,
-//	                     up_modified, up_hash, up_length, up_type, links
-//	changes.pack         the whole change-log row but its collection
+//	resources.up_pack    what the Source said: source, origin (one byte
+//	                     when it is the URI), time, modified, hash,
+//	                     length, type, links
+//	changes.pack         the whole change-log row but its collection and
+//	                     URI, which the reads append (pack || uri)
 //
 // The copy and the Source's word are apart because a change the copy does
 // not see (upstreamOnly) rewrites only the latter. The encoding is private
 // to this package: strings and byte strings are a uvarint length and the
 // bytes, integers varints, times a kind byte (0 zero, 1 UTC, 2 with an
 // offset) then seconds, nanoseconds and the offset, links their JSON as
-// the links column holds it. The plain columns stay the record the rest of
-// the package reads and the migration rebuilds the packs from.
+// encodeLinks writes it. Since schema 9 the packs are the only record of
+// what the Source said (schemaV9); the plain columns left are those SQL
+// reads.
 
 // errPack reports a pack that does not decode: a corrupt row.
 var errPack = errors.New("malformed packed row")

@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -28,21 +27,29 @@ func (p *packer) packCopy(c *copyFacts) {
 	p.str(c.op)
 }
 
-// upFacts is what up_pack holds: the columns upstreamColumns renders,
-// hops excepted, with the times and length as values.
+// upFacts is what up_pack holds: the Source's word of a resource, with
+// the times and length as values and the links as encodeLinks writes
+// them ("" for none).
 type upFacts struct {
 	source, origin string
 	time, modified time.Time
 	hash           string
 	length         sql.NullInt64
 	typ            string
-	links          sql.NullString // JSON, as the links column
+	links          string
 }
 
-// packUp appends the up_pack of u.
-func (p *packer) packUp(u *upFacts) {
+// packUp appends the up_pack of u, for a row whose URI is uri: an origin
+// that is the URI (a resource harvested from its origin, or a change-log
+// row, whose pack has no origin: uri and origin both "") is one byte.
+func (p *packer) packUp(u *upFacts, uri string) {
 	p.str(u.source)
-	p.str(u.origin)
+	if u.origin == uri {
+		p.b = append(p.b, 0)
+	} else {
+		p.b = append(p.b, 1)
+		p.str(u.origin)
+	}
 	p.time(u.time)
 	p.time(u.modified)
 	p.str(u.hash)
@@ -53,9 +60,9 @@ func (p *packer) packUp(u *upFacts) {
 		p.b = append(p.b, 0)
 	}
 	p.str(u.typ)
-	if u.links.Valid {
+	if u.links != "" {
 		p.b = append(p.b, 1)
-		p.str(u.links.String)
+		p.str(u.links)
 	} else {
 		p.b = append(p.b, 0)
 	}
@@ -64,14 +71,15 @@ func (p *packer) packUp(u *upFacts) {
 // changeHead is what a change-log pack holds before its upFacts.
 type changeHead struct {
 	seq, at, received int64
-	uri, op, upOp     string
+	op, upOp          string
 	copy              copyFacts // op, changed and seq unused
 }
 
-// packChange appends the pack of a change-log row.
+// packChange appends the pack of a change-log row. The row's URI is not
+// in it: the reads append the uri column (pack || uri), which
+// packDecoder.logged takes as the rest.
 func (p *packer) packChange(h *changeHead, u *upFacts) {
 	p.int(h.seq)
-	p.str(h.uri)
 	p.str(h.op)
 	p.int(h.at)
 	p.int(h.received)
@@ -80,7 +88,7 @@ func (p *packer) packChange(h *changeHead, u *upFacts) {
 	p.int(h.copy.length)
 	p.str(h.copy.typ)
 	p.str(h.upOp)
-	p.packUp(u)
+	p.packUp(u, "")
 }
 
 // packDecoder turns packs back into the package's types, reusing its hash
@@ -135,19 +143,23 @@ func (d *packDecoder) state(row string, rs *ResourceState) error {
 	if u.err != nil {
 		return fmt.Errorf("resource row: copy: %w", errPack)
 	}
-	err := d.upstream(&u, &r.Source, &r.Origin, &r.Upstream)
+	atURI, err := d.upstream(&u, &r.Source, &r.Origin, &r.Upstream)
 	r.URI = u.rest()
+	if atURI {
+		r.Origin = r.URI
+	}
 	if err != nil {
 		return fmt.Errorf("resource %s: %w", r.URI, err)
 	}
 	return nil
 }
 
-// logged fills ch (but its Collection) from a change-log pack.
-func (d *packDecoder) logged(pack string, ch *LoggedChange) error {
-	u := unpacker{s: pack}
+// logged fills ch (but its Collection) from a change-log row read as
+// one string: pack || uri.
+func (d *packDecoder) logged(row string, ch *LoggedChange) error {
+	u := unpacker{s: row}
 	ch.Seq = uint64(u.int())
-	ch.URI = u.str()
+	ch.URI = ""
 	ch.Op = u.str()
 	ch.At = time.UnixMicro(u.int()).UTC()
 	ch.Received = time.UnixMicro(u.int()).UTC()
@@ -160,20 +172,25 @@ func (d *packDecoder) logged(pack string, ch *LoggedChange) error {
 		return fmt.Errorf("change %d: %w", ch.Seq, errPack)
 	}
 	var origin string
-	if err := d.upstream(&u, &ch.Source, &origin, &ch.Upstream); err != nil {
+	_, err := d.upstream(&u, &ch.Source, &origin, &ch.Upstream)
+	ch.URI = u.rest()
+	if err != nil {
 		return fmt.Errorf("change %d of %s: %w", ch.Seq, ch.URI, err)
-	}
-	if u.i != len(u.s) {
-		return fmt.Errorf("change %d of %s: %w", ch.Seq, ch.URI, errPack)
 	}
 	return nil
 }
 
 // upstream reads the fields of an up_pack from u into source, origin and
-// up, leaving u after them.
-func (d *packDecoder) upstream(u *unpacker, source, origin *string, up *Upstream) error {
+// up, leaving u after them. atURI says the origin is the row's URI, which
+// the caller then sets.
+func (d *packDecoder) upstream(u *unpacker, source, origin *string, up *Upstream) (atURI bool, err error) {
 	*source = u.str()
-	*origin = u.str()
+	*origin = ""
+	if u.flag() {
+		*origin = u.str()
+	} else {
+		atURI = true
+	}
 	up.Time = d.upTime.read(u)
 	up.Modified = d.upMod.read(u)
 	hash := u.str()
@@ -196,13 +213,48 @@ func (d *packDecoder) upstream(u *unpacker, source, origin *string, up *Upstream
 	if u.flag() {
 		links := u.str()
 		if u.err == nil {
-			if err := json.Unmarshal([]byte(links), &up.Links); err != nil {
-				return fmt.Errorf("upstream links: %w", err)
+			if up.Links, err = decodeLinks(links); err != nil {
+				return atURI, fmt.Errorf("upstream links: %w", err)
 			}
 		}
 	}
 	if u.err != nil {
-		return fmt.Errorf("upstream: %w", errPack)
+		return atURI, fmt.Errorf("upstream: %w", errPack)
+	}
+	return atURI, nil
+}
+
+// decodeUp reads a resource's up_pack, read alone, into its source,
+// origin and upstream: the reads of the package's other readers, which
+// scan the row's columns.
+func decodeUp(pack, uri string, source, origin *string, up *Upstream) error {
+	var d packDecoder
+	u := unpacker{s: pack}
+	atURI, err := d.upstream(&u, source, origin, up)
+	if atURI {
+		*origin = uri
+	}
+	if err == nil && u.i != len(u.s) {
+		err = fmt.Errorf("upstream: %w", errPack)
+	}
+	if err != nil {
+		return err
 	}
 	return nil
+}
+
+// upTimes reads the Source's time and modified time from an up_pack,
+// and nothing after them: what Lookup needs, without the links.
+func upTimes(pack string) (tm, mod time.Time, err error) {
+	u := unpacker{s: pack}
+	u.str()
+	if u.flag() {
+		u.str()
+	}
+	tm = u.time()
+	mod = u.time()
+	if u.err != nil {
+		return time.Time{}, time.Time{}, fmt.Errorf("upstream times: %w", errPack)
+	}
+	return tm, mod, nil
 }

@@ -48,9 +48,27 @@ func upstreamHops(ev *viaduct.Event) []Hop {
 	return out
 }
 
+// hopsOf is the chain of hops, as JSON, of a resource row at uri whose
+// hops column is NULL: the one upstreamHops builds of the Source's word
+// its up_pack keeps (see upstreamOf).
+func hopsOf(uri, upPack string) (string, error) {
+	var source, origin string
+	var up Upstream
+	if err := decodeUp(upPack, uri, &source, &origin, &up); err != nil {
+		return "", err
+	}
+	ev := viaduct.Event{Source: source, URI: uri, Upstream: viaduct.Change{Source: source, URI: uri,
+		Time: up.Time, Modified: up.Modified, Hash: up.Hash, Length: up.Length, Type: up.Type, Links: up.Links}}
+	b, err := json.Marshal(upstreamHops(&ev))
+	if err != nil {
+		return "", fmt.Errorf("encode provenance: %w", err)
+	}
+	return string(b), nil
+}
+
 // provenanceSQL finds the resource known by ?1, harvested or origin URI
 // (byURIOrOrigin).
-var provenanceSQL = `SELECT collection, hops, sha256, md5, length, changed
+var provenanceSQL = `SELECT collection, uri, coalesce(hops, ''), up_pack, sha256, md5, length, changed
 	FROM resources WHERE ` + byURIOrOrigin + ` AND ` + heldOnce + `
 	ORDER BY uri = ?1 DESC, deleted, changed DESC LIMIT 1`
 
@@ -62,16 +80,21 @@ var provenanceSQL = `SELECT collection, hops, sha256, md5, length, changed
 // recently changed. ErrNotFound if none matches.
 func (c *Catalog) Provenance(ctx context.Context, uri string) ([]Hop, error) {
 	var (
-		coll, hopsJSON, sha, md5 string
-		length, changed          int64
+		coll, at, hopsJSON, up, sha, md5 string
+		length, changed                  int64
 	)
 	err := c.reader.QueryRowContext(ctx, provenanceSQL, uri).
-		Scan(&coll, &hopsJSON, &sha, &md5, &length, &changed)
+		Scan(&coll, &at, &hopsJSON, &up, &sha, &md5, &length, &changed)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("provenance of %s: %w", uri, ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("provenance of %s: %w", uri, err)
+	}
+	if hopsJSON == "" {
+		if hopsJSON, err = hopsOf(at, up); err != nil {
+			return nil, fmt.Errorf("provenance of %s: %w", uri, err)
+		}
 	}
 	var hops []Hop
 	if err := json.Unmarshal([]byte(hopsJSON), &hops); err != nil {

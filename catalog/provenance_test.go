@@ -98,6 +98,7 @@ func TestHeldByHashIndex(t *testing.T) {
 	}
 	c.Close()
 
+	toV8(t, path)
 	execOn(t, path, "CREATE INDEX resources_sha256 ON resources (source, sha256)", "PRAGMA user_version = 5")
 	c = openAt(t, path)
 	var n int

@@ -34,8 +34,8 @@ type Resource struct {
 }
 
 // resourceCols is the column list scanResource reads, in its order.
-const resourceCols = `collection, uri, source, origin, deleted, sha256, md5, length, type, changed, seq,
-	up_time, up_modified, up_hash, up_length, up_type, links`
+// The Source's word (source, origin, upstream) is read from up_pack.
+const resourceCols = `collection, uri, deleted, sha256, md5, length, type, changed, seq, up_pack`
 
 // scanner is a *sql.Row or *sql.Rows.
 type scanner interface{ Scan(...any) error }
@@ -43,20 +43,17 @@ type scanner interface{ Scan(...any) error }
 // scanResource reads one row of resourceCols.
 func scanResource(s scanner) (*Resource, error) {
 	var (
-		r                 Resource
-		deleted           bool
-		changed, seq      int64
-		tm, mod, hash, ty string
-		upLen             sql.NullInt64
-		links             sql.NullString
+		r            Resource
+		deleted      bool
+		changed, seq int64
+		up           string
 	)
-	err := s.Scan(&r.Collection, &r.URI, &r.Source, &r.Origin, &deleted, &r.SHA256, &r.MD5, &r.Length, &r.Type,
-		&changed, &seq, &tm, &mod, &hash, &upLen, &ty, &links)
+	err := s.Scan(&r.Collection, &r.URI, &deleted, &r.SHA256, &r.MD5, &r.Length, &r.Type, &changed, &seq, &up)
 	if err != nil {
 		return nil, err
 	}
 	r.Deleted, r.Changed, r.Seq = deleted, time.UnixMicro(changed).UTC(), uint64(seq)
-	if err := decodeUpstream(&r.Upstream, tm, mod, hash, upLen, ty, links); err != nil {
+	if err := decodeUp(up, r.URI, &r.Source, &r.Origin, &r.Upstream); err != nil {
 		return nil, fmt.Errorf("resource %s: %w", r.URI, err)
 	}
 	return &r, nil
@@ -100,19 +97,19 @@ type HeldEntry struct {
 // row there allocated about a kilobyte per resource, the largest burst of
 // a large baseline (a quarter of a gigabyte at 250,000 resources).
 func (c *Catalog) SourceHeld(ctx context.Context, source, collection string, fn func(*HeldEntry) error) error {
-	return walkSource(ctx, c, source, collection, `collection, uri, up_time`, scanHeld,
+	return walkSource(ctx, c, source, collection, `collection, uri, up_pack`, scanHeld,
 		func(e *HeldEntry) string { return e.URI }, fn)
 }
 
 func scanHeld(s scanner) (*HeldEntry, error) {
 	var e HeldEntry
-	var t string
-	if err := s.Scan(&e.Collection, &e.URI, &t); err != nil {
+	var up string
+	if err := s.Scan(&e.Collection, &e.URI, &up); err != nil {
 		return nil, err
 	}
 	var err error
-	if e.UpstreamTime, err = parseTime(t); err != nil {
-		return nil, fmt.Errorf("%s: upstream time: %w", e.URI, err)
+	if e.UpstreamTime, _, err = upTimes(up); err != nil {
+		return nil, fmt.Errorf("%s: %w", e.URI, err)
 	}
 	return &e, nil
 }

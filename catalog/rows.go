@@ -32,17 +32,22 @@ type rowState struct {
 	changed, seq int64
 	copyPack     []byte
 	write        rowWrite
-	// The upstream columns, set by the last event that applied.
-	up           []any // see upstreamColumns
-	upPack       []byte
-	est, estRefs int64
-	upOrder      string
+	// The upstream columns, set by the last event that applied:
+	// source, via_origin and hops as flush writes them (see schemaV9).
+	source          string
+	viaOrigin, hops sql.NullString
+	upPack          []byte
+	est, estRefs    int64
+	upOrder         string
 }
 
 // setUpstream records the upstream columns of the event that applies to
-// r, with its size hint and the row's new order.
-func (r *rowState) setUpstream(up []any, pack []byte, est, estRefs int64, order time.Time) {
-	r.up = up
+// r (u, hops and pack, u's up_pack), with its size hint and the row's new
+// order.
+func (r *rowState) setUpstream(u *upFacts, hops string, pack []byte, est, estRefs int64, order time.Time) {
+	r.source = u.source
+	r.viaOrigin = sql.NullString{String: u.origin, Valid: u.origin != r.key.uri}
+	r.hops = sql.NullString{String: hops, Valid: hops != ""}
 	r.upPack = append(r.upPack[:0], pack...)
 	r.est, r.estRefs = est, estRefs
 	r.order = order

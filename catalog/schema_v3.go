@@ -3,7 +3,6 @@ package catalog
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 
 	"github.com/viaduct-mirror/viaduct"
@@ -32,7 +31,7 @@ func fillV3(ctx context.Context, tx *sql.Tx) error {
 	var p, q packer
 	coll, uri := "", ""
 	for {
-		rows, err := tx.QueryContext(ctx, `SELECT `+stateCols+` FROM resources
+		rows, err := tx.QueryContext(ctx, `SELECT `+plainStateCols+` FROM resources
 			WHERE (collection, uri) > (?, ?) ORDER BY collection, uri LIMIT ?`, coll, uri, fillPage)
 		if err != nil {
 			return fmt.Errorf("read resources: %w", err)
@@ -61,7 +60,7 @@ func fillV3(ctx context.Context, tx *sql.Tx) error {
 				return fmt.Errorf("resource %s: %w", r.URI, err)
 			}
 			q.reset()
-			q.packUp(&up)
+			q.packUp(&up, r.URI)
 			fixed, refs := SizeHint(r.Type, upstreamChange(r))
 			_, err = tx.ExecContext(ctx, `UPDATE resources SET copy_pack = ?, up_pack = ?, est = ?, est_refs = ?
 				WHERE collection = ? AND uri = ?`, p.b, q.b, fixed, refs, r.Collection, r.URI)
@@ -76,7 +75,7 @@ func fillV3(ctx context.Context, tx *sql.Tx) error {
 	}
 	seq := int64(-1)
 	for {
-		rows, err := tx.QueryContext(ctx, `SELECT `+loggedCols+` FROM changes WHERE seq > ? ORDER BY seq LIMIT ?`, seq, fillPage)
+		rows, err := tx.QueryContext(ctx, `SELECT `+plainLoggedCols+` FROM changes WHERE seq > ? ORDER BY seq LIMIT ?`, seq, fillPage)
 		if err != nil {
 			return fmt.Errorf("read change log: %w", err)
 		}
@@ -101,7 +100,7 @@ func fillV3(ctx context.Context, tx *sql.Tx) error {
 			}
 			p.reset()
 			p.packChange(&changeHead{seq: int64(ch.Seq), at: ch.At.UnixMicro(), received: ch.Received.UnixMicro(),
-				uri: ch.URI, op: ch.Op, upOp: ch.UpstreamOp,
+				op: ch.Op, upOp: ch.UpstreamOp,
 				copy: copyFacts{sha256: ch.SHA256, md5: ch.MD5, typ: ch.Type, length: ch.Length}}, &up)
 			if _, err := tx.ExecContext(ctx, `UPDATE changes SET pack = ? WHERE seq = ?`, p.b, int64(ch.Seq)); err != nil {
 				return fmt.Errorf("pack change %d: %w", ch.Seq, err)
@@ -122,13 +121,11 @@ func upFactsOf(source, origin string, up *Upstream) (upFacts, error) {
 	if up.Length != nil {
 		u.length = sql.NullInt64{Int64: *up.Length, Valid: true}
 	}
-	if len(up.Links) > 0 {
-		b, err := json.Marshal(up.Links)
-		if err != nil {
-			return u, fmt.Errorf("encode links: %w", err)
-		}
-		u.links = sql.NullString{String: string(b), Valid: true}
+	links, err := encodeLinks(up.Links)
+	if err != nil {
+		return u, err
 	}
+	u.links = links
 	return u, nil
 }
 

@@ -96,6 +96,7 @@ func TestMigrationFillsPrev(t *testing.T) {
 	old := openAt(t, path)
 	at4 := snapshotFixture(t, old)
 	old.Close()
+	toV8(t, path)
 	db, err := sql.Open("sqlite3", dsn(path, ""))
 	if err != nil {
 		t.Fatal(err)

@@ -31,8 +31,7 @@ func (s *writeStmts) prepare(ctx context.Context, db *sql.DB) error {
 		{&s.collGet, `SELECT first_at, last_at, resources, bytes, changes FROM collections WHERE name = ?`},
 		{&s.collPut, `UPDATE collections SET first_at = ?, last_at = ?, resources = ?, bytes = ?, changes = ? WHERE name = ?`},
 		{&s.resLoad, loadSQL},
-		{&s.resMeta, `UPDATE resources SET source = ?, origin = ?,
-				up_time = ?, up_modified = ?, up_hash = ?, up_length = ?, up_type = ?, links = ?, hops = ?,
+		{&s.resMeta, `UPDATE resources SET source = ?, via_origin = ?, hops = ?,
 				up_pack = ?, est = ?, est_refs = ?, up_order = ?
 			WHERE collection = ? AND uri = ?`},
 		{&s.resUpsert, resUpsertSQL},

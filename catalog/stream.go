@@ -33,6 +33,24 @@ type ResourceState struct {
 // stateCols is the column list of a ResourceState, in scanState's order.
 const stateCols = resourceCols + `, coalesce((SELECT op FROM changes WHERE changes.seq = resources.seq), '')`
 
+// scanState reads one row of stateCols into rs.
+func scanState(s scanner, rs *ResourceState) error {
+	r, err := scanResource(&opScanner{s: s, op: &rs.Op})
+	if err != nil {
+		return err
+	}
+	rs.Resource = *r
+	return nil
+}
+
+// opScanner scans a row of stateCols as one of resourceCols, the op last.
+type opScanner struct {
+	s  scanner
+	op *string
+}
+
+func (o *opScanner) Scan(dst ...any) error { return o.s.Scan(append(dst, o.op)...) }
+
 // ScanResources calls fn, in URI order, for the resources held in
 // collection (deleted ones excluded) whose URI sorts after afterURI, at
 // most limit of them (limit <= 0: all), as the catalog was when the walk
@@ -77,7 +95,3 @@ type LoggedChange struct {
 	UpstreamOp string
 	Upstream   Upstream
 }
-
-// loggedCols is the column list of a LoggedChange, in scanLogged's order.
-const loggedCols = `seq, collection, uri, op, at, received, sha256, md5, length, type,
-	source, up_op, up_time, up_modified, up_hash, up_length, up_type, links`

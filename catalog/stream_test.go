@@ -233,6 +233,7 @@ func TestMigrationFillsChangeUpstream(t *testing.T) {
 	old.Close()
 
 	// Turn the file back into a version 1 catalog holding that change.
+	toV8(t, path)
 	db, err := sql.Open("sqlite3", dsn(path, ""))
 	if err != nil {
 		t.Fatal(err)

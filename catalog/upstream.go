@@ -4,7 +4,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/viaduct-mirror/viaduct"
@@ -52,37 +51,30 @@ func validate(ev *viaduct.Event) error {
 	return nil
 }
 
-// upstreamColumns renders the event's source and upstream metadata in the
-// order of the columns source, origin, up_time, up_modified, up_hash,
-// up_length, up_type, links, hops.
-func upstreamColumns(ev *viaduct.Event) ([]any, error) {
+// upstreamOf renders the event's source and upstream metadata as
+// up_pack keeps them, and its chain of hops as the hops column keeps it:
+// "" (NULL) when the chain is what hopsOf derives from the row, which it
+// is whenever the upstream's URI is the event's.
+func upstreamOf(ev *viaduct.Event) (upFacts, string, error) {
 	up := &ev.Upstream
-	var links sql.NullString
-	if len(up.Links) > 0 {
-		b, err := json.Marshal(up.Links)
-		if err != nil {
-			return nil, fmt.Errorf("encode links: %w", err)
-		}
-		links = sql.NullString{String: string(b), Valid: true}
+	links, err := encodeLinks(up.Links)
+	if err != nil {
+		return upFacts{}, "", err
 	}
 	chain := upstreamHops(ev)
+	u := upFacts{source: ev.Source, origin: chain[0].URI, time: up.Time, modified: up.Modified,
+		hash: up.Hash.String(), typ: up.Type, links: links}
+	if up.Length != nil {
+		u.length = sql.NullInt64{Int64: *up.Length, Valid: true}
+	}
+	if up.URI == ev.URI {
+		return u, "", nil
+	}
 	hops, err := json.Marshal(chain)
 	if err != nil {
-		return nil, fmt.Errorf("encode provenance: %w", err)
+		return upFacts{}, "", fmt.Errorf("encode provenance: %w", err)
 	}
-	var length sql.NullInt64
-	if up.Length != nil {
-		length = sql.NullInt64{Int64: *up.Length, Valid: true}
-	}
-	return []any{ev.Source, chain[0].URI, formatTime(up.Time), formatTime(up.Modified),
-		up.Hash.String(), length, up.Type, links, string(hops)}, nil
-}
-
-// upFactsOfColumns is what up_pack holds of an event, from the columns
-// upstreamColumns rendered of it.
-func upFactsOfColumns(ev *viaduct.Event, up []any) upFacts {
-	return upFacts{source: up[0].(string), origin: up[1].(string), time: ev.Upstream.Time, modified: ev.Upstream.Modified,
-		hash: up[4].(string), length: up[5].(sql.NullInt64), typ: up[6].(string), links: up[7].(sql.NullString)}
+	return u, string(hops), nil
 }
 
 // formatTime writes an upstream time exactly, or "" for none.
@@ -99,39 +91,4 @@ func parseTime(s string) (time.Time, error) {
 		return time.Time{}, nil
 	}
 	return time.Parse(time.RFC3339Nano, s)
-}
-
-// decodeUpstream fills u from the stored columns.
-func decodeUpstream(u *Upstream, tm, mod, hash string, length sql.NullInt64, typ string, links sql.NullString) error {
-	var err error
-	if u.Time, err = parseTime(tm); err != nil {
-		return fmt.Errorf("upstream time: %w", err)
-	}
-	if u.Modified, err = parseTime(mod); err != nil {
-		return fmt.Errorf("upstream modified: %w", err)
-	}
-	u.Hash = splitHashes(hash)
-	if length.Valid {
-		n := length.Int64
-		u.Length = &n
-	}
-	u.Type = typ
-	if links.Valid {
-		if err := json.Unmarshal([]byte(links.String), &u.Links); err != nil {
-			return fmt.Errorf("upstream links: %w", err)
-		}
-	}
-	return nil
-}
-
-// splitHashes reads back a hash attribute as the Source gave it, without
-// the validation of resourcesync.ParseHashes: the catalog returns what it
-// was told, and the harvester has already judged it.
-func splitHashes(s string) resourcesync.Hashes {
-	var hs resourcesync.Hashes
-	for _, f := range strings.Fields(s) {
-		alg, val, _ := strings.Cut(f, ":")
-		hs = append(hs, resourcesync.Hash{Alg: alg, Value: val})
-	}
-	return hs
 }
