@@ -95,3 +95,83 @@ func TestBaselineWaitsForTheWorkers(t *testing.T) {
 		t.Fatalf("baseline: %v", err)
 	}
 }
+
+// TestLateSourceQueuesItsShare: with nobody fetching, a baseline of
+// Source a fills the backlog; a pass over Source b that becomes due then
+// queues its share at once rather than wait behind a's changes (which,
+// on a host bounded by its politeness, could take the workers many
+// minutes), and the whole stays within twice max_backlog and a batch.
+// Drained, every change of both arrives once.
+func TestLateSourceQueuesItsShare(t *testing.T) {
+	const resources, maxBacklog = 1200, 320
+	e := newEnv(t)
+	a := startSim(t, sim.Config{Resources: resources, Seed: 3})
+	b := startSim(t, sim.Config{Resources: resources, Seed: 4})
+	cfg := Defaults()
+	cfg.MaxBacklog = maxBacklog
+	h, err := New(cfg, []SourceConfig{simSource("a", a), simSource("b", b)}, Deps{Client: e.client, Upstream: e.ucfg, Cursors: e.cat, Held: e.cat, Publisher: e.q}, slog.New(slog.DiscardHandler), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	drainCtx, failed := context.WithCancel(ctx)
+	defer failed()
+	done := make(chan error, 2)
+	sync := func(name string) {
+		go func() {
+			err := h.SyncOnce(ctx, name)
+			if err != nil {
+				failed()
+			}
+			done <- err
+		}()
+	}
+	backlogs := func() (uint64, map[string]uint64) {
+		total, by, err := e.q.Backlogs(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return total, by
+	}
+	limit := uint64(maxBacklog / queue.GroupMax)
+	sync("a")
+	testutil.Eventually(t, 30*time.Second, "a's baseline to fill the backlog", func() bool {
+		total, _ := backlogs()
+		return total > limit
+	})
+	sync("b")
+	testutil.Eventually(t, 30*time.Second, "b's changes queued beside a's", func() bool {
+		_, by := backlogs()
+		return by[queue.ChangeSubject("b")] > 0
+	})
+	if total, by := backlogs(); total > 2*limit+publishBatchSize/queue.GroupMax {
+		t.Fatalf("backlog %d messages (%v), want at most twice max_backlog and a batch: %d", total, by, 2*limit+publishBatchSize/queue.GroupMax)
+	}
+
+	cs, err := e.q.Changes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for len(seen) < 2*resources {
+		m, err := cs.Next(drainCtx)
+		if err != nil {
+			t.Fatalf("after %d changes: %v", len(seen), err)
+		}
+		key := m.Change.Source + " " + m.Change.URI
+		if seen[key] {
+			t.Errorf("%s queued twice", key)
+		}
+		seen[key] = true
+		if err := m.Ack(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Fatalf("baseline: %v", err)
+		}
+	}
+}

@@ -68,6 +68,7 @@ func (b *batch) flush(ctx context.Context) error {
 		first := pend[0]
 		return fmt.Errorf("source %s: queue %d changes read from %s: %w", p.src.Name, len(pend), first.Doc, err)
 	}
+	p.h.backlog.queued()
 	for _, c := range pend {
 		p.h.m.changes.WithLabelValues(p.src.Name, c.Op).Inc()
 	}

@@ -111,14 +111,18 @@ type Config struct {
 	// Concurrency is how many Sources are polled at once. Default 4.
 	Concurrency int `yaml:"concurrency"`
 	// MaxBacklog is how far the harvester may run ahead of the fetch
-	// workers: before queueing more changes it waits while CHANGES holds
-	// more than this many not yet finished, counting each message of
-	// CHANGES as a full group of queue.GroupMax changes (a baseline's
-	// are; single changes, such as pushes, are counted high). A baseline
-	// of millions would otherwise be queued in minutes, and JetStream
-	// keeps the id of every message queued within its duplicate window in
-	// memory. Default 20,000, several seconds of work for the workers of
-	// one node.
+	// workers: before queueing more changes of a Source it waits while
+	// CHANGES holds more than its share of this many not yet finished,
+	// counting each message of CHANGES as a full group of queue.GroupMax
+	// changes (a baseline's are; single changes, such as pushes, are
+	// counted high). A Source's share is MaxBacklog divided among the
+	// Sources whose passes are due, so that the workers always have every
+	// Source's changes to fetch, each host at its own politeness; while
+	// a newly due Source queues its share, the whole may reach twice
+	// MaxBacklog. A baseline of millions would otherwise be queued in
+	// minutes, and JetStream keeps the id of every message queued within
+	// its duplicate window in memory. Default 20,000, several seconds of
+	// work for the workers of one node.
 	MaxBacklog int `yaml:"max_backlog"`
 	// StarvedAfter is how long a pass may wait on its Source (for an answer
 	// or the next bytes of a document) holding one of the Concurrency

@@ -137,6 +137,8 @@ func (h *Harvester) serveRequest(ctx context.Context, s *source, req *Request) {
 // bounded runs one pass under the concurrency bound and the pass timeout,
 // recording it; the caller holds s.mu.
 func (h *Harvester) bounded(ctx context.Context, s *source, rebaseline bool) error {
+	h.due.Add(1)
+	defer h.due.Add(-1)
 	sl := &slot{sem: h.sem, after: h.cfg.StarvedAfter}
 	if err := sl.take(ctx); err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/robfig/cron/v3"
@@ -23,6 +24,8 @@ type Harvester struct {
 	sources map[string]*source
 	order   []string
 	sem     chan struct{} // bounds the Sources polled at once
+	due     atomic.Int32  // passes running or waiting for a slot
+	backlog backlogView   // shared by the passes waiting on the workers
 	ctl     control
 	dead    deadScans // where each Source's last look at its dead letters ended
 	tol     tolerations

@@ -3,6 +3,8 @@ package queue
 import (
 	"context"
 	"fmt"
+
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Backlog is the number of messages on CHANGES that no worker has
@@ -32,4 +34,19 @@ func (q *Queue) Untaken(ctx context.Context) (uint64, error) {
 		return 0, fmt.Errorf("queue: read consumer %s state: %w", q.cfg.Consumer, err)
 	}
 	return ci.NumPending, nil
+}
+
+// Backlogs is Backlog with each Source's part of it: the messages on
+// CHANGES that no worker has finished, in total and by subject
+// (ChangeSubject of the Source). One request answers both.
+func (q *Queue) Backlogs(ctx context.Context) (total uint64, bySubject map[string]uint64, err error) {
+	s, err := q.js.Stream(ctx, StreamChanges)
+	if err != nil {
+		return 0, nil, fmt.Errorf("queue: stream %s: %w", StreamChanges, err)
+	}
+	info, err := s.Info(ctx, jetstream.WithSubjectFilter(changesPrefix+">"))
+	if err != nil {
+		return 0, nil, fmt.Errorf("queue: stream %s info by subject: %w", StreamChanges, err)
+	}
+	return info.State.Msgs, info.State.Subjects, nil
 }

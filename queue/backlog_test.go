@@ -80,3 +80,45 @@ func TestBacklog(t *testing.T) {
 	}
 	testutil.Eventually(t, 10*time.Second, "the finished group to leave the backlog", func() bool { return backlog() == 0 })
 }
+
+// TestBacklogs: each Source's messages are counted under its subject, and
+// leave the count when acknowledged.
+func TestBacklogs(t *testing.T) {
+	q := queuetest.Start(t)
+	ctx := context.Background()
+	if err := q.PublishChanges(ctx, []*viaduct.Change{testChangeOf("a", 0), testChangeOf("a", 1)}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if err := q.PublishChange(ctx, testChangeOf("b c", 10+i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	total, by, err := q.Backlogs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total != 4 || by[queue.ChangeSubject("a")] != 1 || by[queue.ChangeSubject("b c")] != 3 {
+		t.Fatalf("backlogs: total %d, by subject %v; want 4, a group of a and three changes of b c", total, by)
+	}
+	cs, err := q.Changes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		m, err := cs.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Ack(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testutil.Eventually(t, 10*time.Second, "the group of a acknowledged", func() bool {
+		total, by, err := q.Backlogs(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return total == 3 && by[queue.ChangeSubject("a")] == 0 && by[queue.ChangeSubject("b c")] == 3
+	})
+}
