@@ -66,8 +66,17 @@ func Start(ctx context.Context, d Deps) (*Notifications, error) {
 	log = log.With("role", "notify")
 	var subscribers func() int
 	var queued func(context.Context) (uint64, error)
+	// The metrics are gathered from the moment they are registered, which
+	// is before the hub they count is built (its client reports to them),
+	// and whether or not it ever starts: until then it has no subscribers.
+	var started atomic.Pointer[websub.Hub]
 	if cfg.ExternalHub == "" {
-		subscribers = func() int { return len(r.hub.Subscriptions()) }
+		subscribers = func() int {
+			if h := started.Load(); h != nil {
+				return len(h.Subscriptions())
+			}
+			return 0
+		}
 		queued = func(ctx context.Context) (uint64, error) { return streamDepth(ctx, d.Queue, queue.StreamHubOut) }
 	}
 	nm, err := NewNotifyMetrics(d.Registry, subscribers, queued)
@@ -107,6 +116,7 @@ func Start(ctx context.Context, d Deps) (*Notifications, error) {
 		if err != nil {
 			return nil, fmt.Errorf("starting hub: %w", err)
 		}
+		started.Store(r.hub)
 		for _, topic := range repub.Topics() {
 			r.hub.AddTopic(topic)
 		}
