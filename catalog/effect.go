@@ -77,8 +77,6 @@ func (a *applier) apply(b *Applied) error {
 	if err != nil {
 		return err
 	}
-	a.upPack.reset()
-	a.upPack.packUp(&uf, ev.URI)
 
 	var op string
 	switch ev.Op {
@@ -124,9 +122,9 @@ func (a *applier) apply(b *Applied) error {
 		logged = copyFacts{sha256: h.sha256, md5: h.md5, typ: h.typ, length: h.length}
 	}
 	fixed, refs := SizeHint(logged.typ, &ev.Upstream)
-	r.setUpstream(&uf, hops, a.upPack.b, fixed, refs, newOrder)
 	r.exists, r.deleted = true, op == resourcesync.Deleted
 	r.sha256, r.md5, r.typ, r.length = logged.sha256, logged.md5, logged.typ, logged.length
+	r.setUpstream(&uf, hops, a.packUp(&uf, ev.URI, r), fixed, refs, newOrder)
 	prev := r.seq
 	r.changed, r.seq = at, int64(b.Seq)
 	a.copyPack.reset()
@@ -139,30 +137,38 @@ func (a *applier) apply(b *Applied) error {
 	uf.origin = ""
 	a.upPack.reset()
 	a.upPack.packChange(&changeHead{seq: int64(b.Seq), at: at, received: b.At.UnixMicro(), op: op, upOp: ev.Upstream.Op,
-		copy: logged}, &uf)
+		copy: logged}, &uf, true)
 	a.logged = append(a.logged, int64(b.Seq), ev.Collection, ev.URI, op,
 		at, b.At.UnixMicro(), logged.sha256, logged.md5, logged.length, logged.typ,
 		append([]byte(nil), a.upPack.b...), prev)
 	return nil
 }
 
+// packUp packs u as the up_pack of row r, whose copy (its sha256, md5
+// and type) is already the one the row is written with: the marks of the
+// pack name it.
+func (a *applier) packUp(u *upFacts, uri string, r *rowState) []byte {
+	a.upPack.reset()
+	a.upPack.packUp(u, uri, &copyFacts{sha256: r.sha256, md5: r.md5, typ: r.typ})
+	return a.upPack.b
+}
+
 // upstreamOnly records the Source's latest metadata of a resource whose
-// copy the event does not change; a.upPack holds it packed.
+// copy the event does not change.
 func (a *applier) upstreamOnly(r *rowState, ev *viaduct.Event, u *upFacts, hops string, order time.Time) {
 	fixed, refs := SizeHint(r.typ, &ev.Upstream)
-	r.setUpstream(u, hops, a.upPack.b, fixed, refs, order)
+	r.setUpstream(u, hops, a.packUp(u, ev.URI, r), fixed, refs, order)
 }
 
 // tombstone records the deletion of a resource the catalog has no row
 // of: no copy, no change, no count, only the Source's statement and its
 // order, so that a creation the Source made before the deletion, if its
 // event arrives later, is known to be stale; its changed column is the
-// event's time, by which retention ages it. a.upPack holds the upstream
-// metadata packed.
+// event's time, by which retention ages it.
 func (a *applier) tombstone(r *rowState, u *upFacts, hops string, order time.Time, at int64) {
-	r.setUpstream(u, hops, a.upPack.b, 0, 0, order)
 	r.exists, r.deleted = true, true
 	r.sha256, r.md5, r.typ, r.length, r.changed, r.seq = "", "", "", 0, at, 0
+	r.setUpstream(u, hops, a.packUp(u, r.key.uri, r), 0, 0, order)
 	a.copyPack.reset()
 	a.copyPack.packCopy(&copyFacts{op: resourcesync.Deleted})
 	r.copyPack = append(r.copyPack[:0:0], a.copyPack.b...)

@@ -71,12 +71,12 @@ func toV8(t testing.TB, path string) {
 	for _, r := range res {
 		var source, origin string
 		var up Upstream
-		if err := decodeUp(r.up, r.uri, &source, &origin, &up); err != nil {
+		if err := decodeUp(r.up, r.uri, r.sha256, r.md5, r.typ, &source, &origin, &up); err != nil {
 			t.Fatal(err)
 		}
 		hops := r.hops.String
 		if !r.hops.Valid {
-			if hops, err = hopsOf(r.uri, r.up); err != nil {
+			if hops, err = hopsOf(r.uri, r.up, r.sha256, r.md5, r.typ); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -282,8 +282,8 @@ func TestMigrationV9KeepsEveryFact(t *testing.T) {
 		t.Errorf("after the migration the catalog reads\n%+v\nbefore it\n%+v", after, before)
 	}
 	var v, held, derived int
-	if err := c.reader.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil || v != 9 {
-		t.Fatalf("user_version = %d, %v; want 9", v, err)
+	if err := c.reader.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil || v != schemaVersion() {
+		t.Fatalf("user_version = %d, %v; want %d", v, err, schemaVersion())
 	}
 	err := c.reader.QueryRowContext(ctx, `SELECT count(hops), count(*) - count(hops) FROM resources`).Scan(&held, &derived)
 	if err != nil {

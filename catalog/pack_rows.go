@@ -39,10 +39,62 @@ type upFacts struct {
 	links          string
 }
 
-// packUp appends the up_pack of u, for a row whose URI is uri: an origin
-// that is the URI (a resource harvested from its origin, or a change-log
-// row, whose pack has no origin: uri and origin both "") is one byte.
-func (p *packer) packUp(u *upFacts, uri string) {
+// Marks written in place of the Source's hash and type where they repeat
+// the copy of the same row (schema 10): a Source that declares the
+// digests it serves, as most do, would otherwise have them kept twice in
+// each pack, about 110 bytes, and its type again. A mark is one byte,
+// which no hash or type written out can be. The copy a mark refers to is
+// the one the row holds with it: copy_pack and the plain columns beside
+// up_pack, the pack's own copy facts in a change-log row.
+const (
+	markMD5SHA256 = "\x01" // md5:<the copy's md5> sha-256:<its sha-256>
+	markSHA256MD5 = "\x02" // the same, sha-256 first
+	markMD5       = "\x03" // md5 alone
+	markSHA256    = "\x04" // sha-256 alone
+	markType      = "\x01" // the copy's type
+)
+
+// hashMark is hash, or its mark when it names c's digests.
+func hashMark(hash string, c *copyFacts) string {
+	const md5, sha = resourcesync.MD5, resourcesync.SHA256
+	switch {
+	case c == nil:
+	case c.md5 != "" && c.sha256 != "" && isDigestPair(hash, md5, c.md5, sha, c.sha256):
+		return markMD5SHA256
+	case c.md5 != "" && c.sha256 != "" && isDigestPair(hash, sha, c.sha256, md5, c.md5):
+		return markSHA256MD5
+	case c.md5 != "" && isDigest(hash, md5, c.md5):
+		return markMD5
+	case c.sha256 != "" && isDigest(hash, sha, c.sha256):
+		return markSHA256
+	}
+	return hash
+}
+
+// isDigest reports whether s is alg:value.
+func isDigest(s, alg, value string) bool {
+	return len(s) == len(alg)+1+len(value) && s[:len(alg)] == alg && s[len(alg)] == ':' && s[len(alg)+1:] == value
+}
+
+// isDigestPair reports whether s is alg1:value1 alg2:value2.
+func isDigestPair(s, alg1, value1, alg2, value2 string) bool {
+	n := len(alg1) + 1 + len(value1)
+	return len(s) > n && s[n] == ' ' && isDigest(s[:n], alg1, value1) && isDigest(s[n+1:], alg2, value2)
+}
+
+// typeMark is typ, or its mark when it is c's type.
+func typeMark(typ string, c *copyFacts) string {
+	if c != nil && c.typ != "" && typ == c.typ {
+		return markType
+	}
+	return typ
+}
+
+// packUp appends the up_pack of u, for a row whose URI is uri and whose
+// copy is c (nil: none to mark against): an origin that is the URI (a
+// resource harvested from its origin, or a change-log row, whose pack
+// has no origin: uri and origin both "") is one byte.
+func (p *packer) packUp(u *upFacts, uri string, c *copyFacts) {
 	p.str(u.source)
 	if u.origin == uri {
 		p.b = append(p.b, 0)
@@ -52,14 +104,14 @@ func (p *packer) packUp(u *upFacts, uri string) {
 	}
 	p.time(u.time)
 	p.time(u.modified)
-	p.str(u.hash)
+	p.str(hashMark(u.hash, c))
 	if u.length.Valid {
 		p.b = append(p.b, 1)
 		p.int(u.length.Int64)
 	} else {
 		p.b = append(p.b, 0)
 	}
-	p.str(u.typ)
+	p.str(typeMark(u.typ, c))
 	if u.links != "" {
 		p.b = append(p.b, 1)
 		p.str(u.links)
@@ -77,8 +129,9 @@ type changeHead struct {
 
 // packChange appends the pack of a change-log row. The row's URI is not
 // in it: the reads append the uri column (pack || uri), which
-// packDecoder.logged takes as the rest.
-func (p *packer) packChange(h *changeHead, u *upFacts) {
+// packDecoder.logged takes as the rest. With marks, the Source's hash and
+// type are marked where they repeat h.copy's (schema 10 on).
+func (p *packer) packChange(h *changeHead, u *upFacts, marks bool) {
 	p.int(h.seq)
 	p.str(h.op)
 	p.int(h.at)
@@ -88,7 +141,11 @@ func (p *packer) packChange(h *changeHead, u *upFacts) {
 	p.int(h.copy.length)
 	p.str(h.copy.typ)
 	p.str(h.upOp)
-	p.packUp(u, "")
+	if marks {
+		p.packUp(u, "", &h.copy)
+	} else {
+		p.packUp(u, "", nil)
+	}
 }
 
 // packDecoder turns packs back into the package's types, reusing its hash
@@ -98,6 +155,7 @@ func (p *packer) packChange(h *changeHead, u *upFacts) {
 type packDecoder struct {
 	hashText string
 	hashes   resourcesync.Hashes
+	marked   resourcesync.Hashes // a marked hash's, built afresh each row
 	upLength int64
 	upTime   packedTime
 	upMod    packedTime
@@ -143,7 +201,7 @@ func (d *packDecoder) state(row string, rs *ResourceState) error {
 	if u.err != nil {
 		return fmt.Errorf("resource row: copy: %w", errPack)
 	}
-	atURI, err := d.upstream(&u, &r.Source, &r.Origin, &r.Upstream)
+	atURI, err := d.upstream(&u, &r.Source, &r.Origin, &r.Upstream, r.SHA256, r.MD5, r.Type)
 	r.URI = u.rest()
 	if atURI {
 		r.Origin = r.URI
@@ -172,7 +230,7 @@ func (d *packDecoder) logged(row string, ch *LoggedChange) error {
 		return fmt.Errorf("change %d: %w", ch.Seq, errPack)
 	}
 	var origin string
-	_, err := d.upstream(&u, &ch.Source, &origin, &ch.Upstream)
+	_, err := d.upstream(&u, &ch.Source, &origin, &ch.Upstream, ch.SHA256, ch.MD5, ch.Type)
 	ch.URI = u.rest()
 	if err != nil {
 		return fmt.Errorf("change %d of %s: %w", ch.Seq, ch.URI, err)
@@ -181,9 +239,10 @@ func (d *packDecoder) logged(row string, ch *LoggedChange) error {
 }
 
 // upstream reads the fields of an up_pack from u into source, origin and
-// up, leaving u after them. atURI says the origin is the row's URI, which
-// the caller then sets.
-func (d *packDecoder) upstream(u *unpacker, source, origin *string, up *Upstream) (atURI bool, err error) {
+// up, leaving u after them; sha256, md5 and typ are the row's copy, which
+// a mark names (hashMark, typeMark). atURI says the origin is the row's
+// URI, which the caller then sets.
+func (d *packDecoder) upstream(u *unpacker, source, origin *string, up *Upstream, sha256, md5, typ string) (atURI bool, err error) {
 	*source = u.str()
 	*origin = ""
 	if u.flag() {
@@ -194,9 +253,14 @@ func (d *packDecoder) upstream(u *unpacker, source, origin *string, up *Upstream
 	up.Time = d.upTime.read(u)
 	up.Modified = d.upMod.read(u)
 	hash := u.str()
-	if len(hash) == 0 {
+	switch {
+	case len(hash) == 0:
 		up.Hash = nil
-	} else {
+	case len(hash) == 1:
+		if up.Hash, err = d.unmark(hash, sha256, md5); err != nil {
+			return atURI, err
+		}
+	default:
 		if hash != d.hashText {
 			d.hashText = hash
 			d.hashes = appendHashes(d.hashes[:0], d.hashText)
@@ -208,7 +272,12 @@ func (d *packDecoder) upstream(u *unpacker, source, origin *string, up *Upstream
 		d.upLength = u.int()
 		up.Length = &d.upLength
 	}
-	up.Type = u.str()
+	if up.Type = u.str(); up.Type == markType {
+		if typ == "" {
+			return atURI, fmt.Errorf("upstream type marked as the copy's, with no copy: %w", errPack)
+		}
+		up.Type = typ
+	}
 	up.Links = nil
 	if u.flag() {
 		links := u.str()
@@ -224,13 +293,39 @@ func (d *packDecoder) upstream(u *unpacker, source, origin *string, up *Upstream
 	return atURI, nil
 }
 
+// unmark is the hash a mark names, of the copy's digests.
+func (d *packDecoder) unmark(mark, sha256, md5 string) (resourcesync.Hashes, error) {
+	h := d.marked[:0]
+	md5h := resourcesync.Hash{Alg: resourcesync.MD5, Value: md5}
+	shah := resourcesync.Hash{Alg: resourcesync.SHA256, Value: sha256}
+	switch mark {
+	case markMD5SHA256:
+		h = append(h, md5h, shah)
+	case markSHA256MD5:
+		h = append(h, shah, md5h)
+	case markMD5:
+		h = append(h, md5h)
+	case markSHA256:
+		h = append(h, shah)
+	default:
+		return nil, fmt.Errorf("upstream hash: unknown mark %q: %w", mark, errPack)
+	}
+	for _, x := range h {
+		if x.Value == "" {
+			return nil, fmt.Errorf("upstream hash marked as the copy's %s, with no copy: %w", x.Alg, errPack)
+		}
+	}
+	d.marked = h
+	return h, nil
+}
+
 // decodeUp reads a resource's up_pack, read alone, into its source,
 // origin and upstream: the reads of the package's other readers, which
-// scan the row's columns.
-func decodeUp(pack, uri string, source, origin *string, up *Upstream) error {
+// scan the row's columns, the copy's digests and type among them.
+func decodeUp(pack, uri, sha256, md5, typ string, source, origin *string, up *Upstream) error {
 	var d packDecoder
 	u := unpacker{s: pack}
-	atURI, err := d.upstream(&u, source, origin, up)
+	atURI, err := d.upstream(&u, source, origin, up, sha256, md5, typ)
 	if atURI {
 		*origin = uri
 	}

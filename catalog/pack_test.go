@@ -3,9 +3,11 @@ package catalog
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -164,11 +166,12 @@ func BenchmarkPackState(b *testing.B) {
 	var packed [rows]string
 	for i := range rows {
 		var p packer
-		p.packCopy(&copyFacts{sha256: sha(fmt.Sprint(i)), md5: sha(fmt.Sprint(i))[:32], typ: "text/html", op: resourcesync.Created,
-			length: 1234, changed: t0.UnixMicro() + int64(i)*1000, seq: int64(i + 1)})
+		c := copyFacts{sha256: sha(fmt.Sprint(i)), md5: sha(fmt.Sprint(i))[:32], typ: "text/html", op: resourcesync.Created,
+			length: 1234, changed: t0.UnixMicro() + int64(i)*1000, seq: int64(i + 1)}
+		p.packCopy(&c)
 		uri := fmt.Sprintf("http://origin.example.com/records/%08d.html", i)
 		p.packUp(&upFacts{source: "origin", origin: uri, time: t0.Add(-time.Hour), modified: t0.Add(-time.Hour),
-			hash: "md5:" + sha(fmt.Sprint(i))[:32], length: sql.NullInt64{Int64: 1234, Valid: true}, typ: "text/html"}, uri)
+			hash: "md5:" + sha(fmt.Sprint(i))[:32], length: sql.NullInt64{Int64: 1234, Valid: true}, typ: "text/html"}, uri, &c)
 		packed[i] = string(p.b) + uri
 	}
 	var (
@@ -189,9 +192,10 @@ func BenchmarkPackState(b *testing.B) {
 // row decodes to what was packed.
 func TestPackTruncated(t *testing.T) {
 	var p packer
-	p.packCopy(&copyFacts{sha256: sha("x"), md5: "cd", typ: "text/html", op: resourcesync.Updated, length: 300, changed: t0.UnixMicro(), seq: 70000})
+	c := copyFacts{sha256: sha("x"), md5: "cd", typ: "text/html", op: resourcesync.Updated, length: 300, changed: t0.UnixMicro(), seq: 70000}
+	p.packCopy(&c)
 	p.packUp(&upFacts{source: "s1", origin: "http://o/a", time: t0, modified: t0.In(time.FixedZone("", 3600)), hash: "md5:cd sha-256:ef",
-		length: sql.NullInt64{Int64: 300, Valid: true}, typ: "text/html", links: `[{"r":"via","h":"http://o/a"}]`}, "http://s1/a")
+		length: sql.NullInt64{Int64: 300, Valid: true}, typ: "text/html", links: `[{"r":"via","h":"http://o/a"}]`}, "http://s1/a", &c)
 	packs := string(p.b)
 	var d packDecoder
 	var rs ResourceState
@@ -210,7 +214,7 @@ func TestPackTruncated(t *testing.T) {
 	var ch LoggedChange
 	var q packer
 	q.packChange(&changeHead{seq: 5, at: t0.UnixMicro(), received: t0.UnixMicro(), op: resourcesync.Created, upOp: resourcesync.Updated,
-		copy: copyFacts{sha256: sha("x"), md5: "cd", typ: "text/html", length: 300}}, &upFacts{source: "s1", origin: "http://o/a", time: t0, modified: t0, typ: "text/html"})
+		copy: copyFacts{sha256: sha("x"), md5: "cd", typ: "text/html", length: 300}}, &upFacts{source: "s1", origin: "http://o/a", time: t0, modified: t0, typ: "text/html"}, true)
 	for n := range len(q.b) {
 		if err := d.logged(string(q.b[:n]), &ch); err == nil {
 			t.Errorf("logged(first %d of %d bytes) = nil error", n, len(q.b))
@@ -218,5 +222,67 @@ func TestPackTruncated(t *testing.T) {
 	}
 	if err := d.logged(string(q.b)+"http://s1/a", &ch); err != nil || ch.Seq != 5 || ch.URI != "http://s1/a" || ch.UpstreamOp != resourcesync.Updated {
 		t.Errorf("logged = %+v, %v", ch, err)
+	}
+}
+
+// TestPackMarks: the Source's hash and type are kept as a mark where they
+// repeat the row's copy, and read back as the Source wrote them, in its
+// order; anything else (another digest, the same digest in capitals, an
+// algorithm the copy has not) is kept as written. A mark in a row with no
+// copy to name is a corrupt row.
+func TestPackMarks(t *testing.T) {
+	md5, sh := sha("m")[:32], sha("s")
+	c := copyFacts{sha256: sh, md5: md5, typ: "text/xml", op: resourcesync.Created, length: 9, changed: t0.UnixMicro(), seq: 3}
+	for _, tc := range []struct {
+		hash, typ string
+		marked    bool
+	}{
+		{"md5:" + md5 + " sha-256:" + sh, "text/xml", true},
+		{"sha-256:" + sh + " md5:" + md5, "text/xml", true},
+		{"md5:" + md5, "", true},
+		{"sha-256:" + sh, "text/html", true},
+		{"md5:" + strings.ToUpper(md5), "text/xml", false},
+		{"md5:" + md5 + " sha-1:" + sha("1")[:40], "text/xml", false},
+		{"sha-256:" + sha("other"), "text/xml", false},
+		{"", "", false},
+	} {
+		var p, literal packer
+		p.packCopy(&c)
+		literal.packCopy(&c)
+		u := upFacts{source: "s", origin: "http://s/a", time: t0, hash: tc.hash, typ: tc.typ}
+		p.packUp(&u, "http://s/a", &c)
+		literal.packUp(&u, "http://s/a", nil)
+		if got := hashMark(tc.hash, &c) != tc.hash; got != tc.marked {
+			t.Errorf("hash %q: marked %v, want %v", tc.hash, got, tc.marked)
+		}
+		if tc.marked && len(p.b) > len(literal.b)-len(tc.hash)+1 {
+			t.Errorf("hash %q: pack of %d bytes, %d written out", tc.hash, len(p.b), len(literal.b))
+		}
+		var d packDecoder
+		var rs ResourceState
+		if err := d.state(string(p.b)+"http://s/a", &rs); err != nil {
+			t.Fatalf("hash %q: %v", tc.hash, err)
+		}
+		if got := rs.Upstream.Hash.String(); got != tc.hash || rs.Upstream.Type != tc.typ {
+			t.Errorf("read back hash %q type %q, want %q %q", got, rs.Upstream.Type, tc.hash, tc.typ)
+		}
+		var q packer
+		q.packChange(&changeHead{seq: 3, op: resourcesync.Created, copy: c}, &u, true)
+		var ch LoggedChange
+		if err := d.logged(string(q.b)+"http://s/a", &ch); err != nil {
+			t.Fatal(err)
+		}
+		if got := ch.Upstream.Hash.String(); got != tc.hash || ch.Upstream.Type != tc.typ {
+			t.Errorf("change: read back hash %q type %q, want %q %q", got, ch.Upstream.Type, tc.hash, tc.typ)
+		}
+	}
+	// A tombstone's row has no copy: a mark there is corruption.
+	var p packer
+	p.packCopy(&copyFacts{op: resourcesync.Deleted})
+	p.packUp(&upFacts{source: "s", hash: "md5:" + md5}, "http://s/a", &c)
+	var d packDecoder
+	var rs ResourceState
+	if err := d.state(string(p.b)+"http://s/a", &rs); !errors.Is(err, errPack) {
+		t.Errorf("a mark with no copy: %v, want errPack", err)
 	}
 }

@@ -50,11 +50,12 @@ func upstreamHops(ev *viaduct.Event) []Hop {
 
 // hopsOf is the chain of hops, as JSON, of a resource row at uri whose
 // hops column is NULL: the one upstreamHops builds of the Source's word
-// its up_pack keeps (see upstreamOf).
-func hopsOf(uri, upPack string) (string, error) {
+// its up_pack keeps (see upstreamOf), with the row's copy (sha256, md5,
+// type) that the pack's marks name.
+func hopsOf(uri, upPack, sha256, md5, typ string) (string, error) {
 	var source, origin string
 	var up Upstream
-	if err := decodeUp(upPack, uri, &source, &origin, &up); err != nil {
+	if err := decodeUp(upPack, uri, sha256, md5, typ, &source, &origin, &up); err != nil {
 		return "", err
 	}
 	ev := viaduct.Event{Source: source, URI: uri, Upstream: viaduct.Change{Source: source, URI: uri,
@@ -68,7 +69,7 @@ func hopsOf(uri, upPack string) (string, error) {
 
 // provenanceSQL finds the resource known by ?1, harvested or origin URI
 // (byURIOrOrigin).
-var provenanceSQL = `SELECT collection, uri, coalesce(hops, ''), up_pack, sha256, md5, length, changed
+var provenanceSQL = `SELECT collection, uri, coalesce(hops, ''), up_pack, sha256, md5, type, length, changed
 	FROM resources WHERE ` + byURIOrOrigin + ` AND ` + heldOnce + `
 	ORDER BY uri = ?1 DESC, deleted, changed DESC LIMIT 1`
 
@@ -80,11 +81,11 @@ var provenanceSQL = `SELECT collection, uri, coalesce(hops, ''), up_pack, sha256
 // recently changed. ErrNotFound if none matches.
 func (c *Catalog) Provenance(ctx context.Context, uri string) ([]Hop, error) {
 	var (
-		coll, at, hopsJSON, up, sha, md5 string
-		length, changed                  int64
+		coll, at, hopsJSON, up, sha, md5, typ string
+		length, changed                       int64
 	)
 	err := c.reader.QueryRowContext(ctx, provenanceSQL, uri).
-		Scan(&coll, &at, &hopsJSON, &up, &sha, &md5, &length, &changed)
+		Scan(&coll, &at, &hopsJSON, &up, &sha, &md5, &typ, &length, &changed)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("provenance of %s: %w", uri, ErrNotFound)
 	}
@@ -92,7 +93,7 @@ func (c *Catalog) Provenance(ctx context.Context, uri string) ([]Hop, error) {
 		return nil, fmt.Errorf("provenance of %s: %w", uri, err)
 	}
 	if hopsJSON == "" {
-		if hopsJSON, err = hopsOf(at, up); err != nil {
+		if hopsJSON, err = hopsOf(at, up, sha, md5, typ); err != nil {
 			return nil, fmt.Errorf("provenance of %s: %w", uri, err)
 		}
 	}

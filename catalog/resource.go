@@ -53,7 +53,7 @@ func scanResource(s scanner) (*Resource, error) {
 		return nil, err
 	}
 	r.Deleted, r.Changed, r.Seq = deleted, time.UnixMicro(changed).UTC(), uint64(seq)
-	if err := decodeUp(up, r.URI, &r.Source, &r.Origin, &r.Upstream); err != nil {
+	if err := decodeUp(up, r.URI, r.SHA256, r.MD5, r.Type, &r.Source, &r.Origin, &r.Upstream); err != nil {
 		return nil, fmt.Errorf("resource %s: %w", r.URI, err)
 	}
 	return &r, nil

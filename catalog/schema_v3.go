@@ -60,7 +60,7 @@ func fillV3(ctx context.Context, tx *sql.Tx) error {
 				return fmt.Errorf("resource %s: %w", r.URI, err)
 			}
 			q.reset()
-			q.packUp(&up, r.URI)
+			q.packUp(&up, r.URI, nil)
 			fixed, refs := SizeHint(r.Type, upstreamChange(r))
 			_, err = tx.ExecContext(ctx, `UPDATE resources SET copy_pack = ?, up_pack = ?, est = ?, est_refs = ?
 				WHERE collection = ? AND uri = ?`, p.b, q.b, fixed, refs, r.Collection, r.URI)
@@ -101,7 +101,7 @@ func fillV3(ctx context.Context, tx *sql.Tx) error {
 			p.reset()
 			p.packChange(&changeHead{seq: int64(ch.Seq), at: ch.At.UnixMicro(), received: ch.Received.UnixMicro(),
 				op: ch.Op, upOp: ch.UpstreamOp,
-				copy: copyFacts{sha256: ch.SHA256, md5: ch.MD5, typ: ch.Type, length: ch.Length}}, &up)
+				copy: copyFacts{sha256: ch.SHA256, md5: ch.MD5, typ: ch.Type, length: ch.Length}}, &up, false)
 			if _, err := tx.ExecContext(ctx, `UPDATE changes SET pack = ? WHERE seq = ?`, p.b, int64(ch.Seq)); err != nil {
 				return fmt.Errorf("pack change %d: %w", ch.Seq, err)
 			}

@@ -181,9 +181,9 @@ func fillResourcesV9(ctx context.Context, tx *sql.Tx) error {
 				return fmt.Errorf("resource %s: %w", r.URI, err)
 			}
 			q.reset()
-			q.packUp(&up, r.URI)
+			q.packUp(&up, r.URI, nil)
 			hops := sql.NullString{String: row.hops, Valid: true}
-			if derived, err := hopsOf(r.URI, string(q.b)); err == nil && derived == row.hops {
+			if derived, err := hopsOf(r.URI, string(q.b), "", "", ""); err == nil && derived == row.hops {
 				hops.Valid = false
 			}
 			copyPack := row.copyPack
@@ -253,7 +253,7 @@ func fillChangesV9(ctx context.Context, tx *sql.Tx) error {
 			p.reset()
 			p.packChange(&changeHead{seq: int64(ch.Seq), at: ch.At.UnixMicro(), received: ch.Received.UnixMicro(),
 				op: ch.Op, upOp: ch.UpstreamOp,
-				copy: copyFacts{sha256: ch.SHA256, md5: ch.MD5, typ: ch.Type, length: ch.Length}}, &up)
+				copy: copyFacts{sha256: ch.SHA256, md5: ch.MD5, typ: ch.Type, length: ch.Length}}, &up, false)
 			_, err = ins.ExecContext(ctx, int64(ch.Seq), ch.Collection, ch.URI, ch.Op, ch.At.UnixMicro(), ch.Received.UnixMicro(),
 				ch.SHA256, ch.MD5, ch.Length, ch.Type, c.prev, p.b)
 			if err != nil {

@@ -1,0 +1,154 @@
+package catalog
+
+import (
+	"context"
+	"database/sql"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/resourcesync"
+)
+
+// packsOf reads every resource's up_pack and every change's pack.
+func packsOf(t testing.TB, db interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, q := range []string{`SELECT 'resource ' || collection || ' ' || uri, up_pack FROM resources`,
+		`SELECT 'change ' || seq, pack FROM changes`} {
+		rows, err := db.QueryContext(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var k, v string
+			if err := rows.Scan(&k, &v); err != nil {
+				t.Fatal(err)
+			}
+			out[k] = v
+		}
+		rows.Close()
+	}
+	return out
+}
+
+// toV9 turns the closed catalog file at path back into schema 9: every
+// pack written out in full, as schema 9 wrote them.
+func toV9(t testing.TB, path string) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := sql.Open("sqlite3", dsn(path, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var d packDecoder
+	var p packer
+	for k, packs := range func() map[string]string {
+		out := map[string]string{}
+		for _, q := range []string{`SELECT 'r' || uri, copy_pack || up_pack || uri FROM resources`, `SELECT 'c' || uri, pack || uri FROM changes`} {
+			rows, err := db.QueryContext(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rows.Next() {
+				var k, v string
+				if err := rows.Scan(&k, &v); err != nil {
+					t.Fatal(err)
+				}
+				out[k+"\x00"+v] = v
+			}
+			rows.Close()
+		}
+		return out
+	}() {
+		p.reset()
+		if k[0] == 'r' {
+			var rs ResourceState
+			if err := d.state(packs, &rs); err != nil {
+				t.Fatal(err)
+			}
+			up, err := upFactsOf(rs.Source, rs.Origin, &rs.Upstream)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.packUp(&up, rs.URI, nil)
+			if _, err := db.ExecContext(ctx, `UPDATE resources SET up_pack = ? WHERE uri = ?`, p.b, rs.URI); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		var ch LoggedChange
+		if err := d.logged(packs, &ch); err != nil {
+			t.Fatal(err)
+		}
+		up, err := upFactsOf(ch.Source, "", &ch.Upstream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.packChange(&changeHead{seq: int64(ch.Seq), at: ch.At.UnixMicro(), received: ch.Received.UnixMicro(), op: ch.Op, upOp: ch.UpstreamOp,
+			copy: copyFacts{sha256: ch.SHA256, md5: ch.MD5, typ: ch.Type, length: ch.Length}}, &up, false)
+		if _, err := db.ExecContext(ctx, `UPDATE changes SET pack = ? WHERE seq = ?`, p.b, int64(ch.Seq)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.ExecContext(ctx, `PRAGMA user_version = 9`); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMigrationV10MarksAsTheApplierDoes: a catalog of every kind of row
+// (as TestMigrationV9KeepsEveryFact's, with a Source declaring both
+// digests in its own order, one declaring a digest the copy does not
+// match, and one declaring the copy's type) written out in full as schema
+// 9 did, then opened: every pack is the one the applier writes, byte for
+// byte, every read answers as before, and the marked packs are shorter.
+func TestMigrationV10MarksAsTheApplierDoes(t *testing.T) {
+	ctx := context.Background()
+	path := packFixture(t)
+	c := openAt(t, path)
+	both := event("s1", "c", "http://s1/both", resourcesync.Created, "both")
+	both.Upstream.Hash = resourcesync.Hashes{{Alg: resourcesync.SHA256, Value: both.SHA256}, {Alg: resourcesync.MD5, Value: both.MD5}}
+	both.Upstream.Type = both.Type
+	other := event("s1", "c", "http://s1/other", resourcesync.Created, "other")
+	other.Upstream.Hash = resourcesync.Hashes{{Alg: resourcesync.MD5, Value: "0123456789abcdef0123456789abcdef"}}
+	tomb := event("s1", "c", "http://s1/never-held", resourcesync.Deleted, "")
+	for i, ev := range []*viaduct.Event{both, other, tomb} {
+		if err := c.Apply(ctx, uint64(10+i), t0.Add(time.Minute+time.Duration(i)*time.Second), ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	uris := []string{"http://s1/a", "http://s1/b", "http://s1/both", "http://s1/other", "http://s1/never-held", "http://origin/a & b"}
+	origins := []string{"http://origin/a & b", "http://s1/b"}
+	before := readFacts(t, c, uris, origins)
+	applied := packsOf(t, c.reader)
+	c.Close()
+
+	toV9(t, path)
+	db, err := sql.Open("sqlite3", dsn(path, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	literal := packsOf(t, db)
+	db.Close()
+	c = openAt(t, path)
+	if after := readFacts(t, c, uris, origins); !reflect.DeepEqual(before, after) {
+		t.Errorf("after the migration the catalog reads\n%+v\nbefore it\n%+v", after, before)
+	}
+	migrated := packsOf(t, c.reader)
+	if !reflect.DeepEqual(applied, migrated) {
+		t.Errorf("migrated packs differ from the applier's:\n%q\n%q", migrated, applied)
+	}
+	shorter := 0
+	for k, v := range migrated {
+		if len(v) < len(literal[k]) {
+			shorter++
+		}
+	}
+	if shorter < 4 {
+		t.Errorf("%d packs of %d marked; want the resources and changes of both digests and types", shorter, len(migrated))
+	}
+}
