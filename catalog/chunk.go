@@ -62,7 +62,7 @@ func (c *Catalog) scanChunkAt(ctx context.Context, k *chunk, where, collection, 
 	if err := checkSnapshot(ctx, tx, collection, seq); err != nil {
 		return "", fmt.Errorf("%s: %w", where, err)
 	}
-	q := `SELECT copy_pack || up_pack || uri FROM resources
+	q := `SELECT ` + digestsSQL("") + ` || copy_pack || up_pack || uri FROM resources
 		WHERE collection = ? AND uri > ? AND deleted = 0 AND seq <= ?`
 	args := []any{collection, afterURI, int64(seq)}
 	if lastURI != "" {
@@ -147,7 +147,7 @@ func (c *Catalog) ScanChanges(ctx context.Context, collection string, from, unti
 		if first {
 			op = ">="
 		}
-		full, err := k.fill(ctx, c.scans, `SELECT CAST(pack || uri AS TEXT) FROM changes
+		full, err := k.fill(ctx, c.scans, `SELECT CAST(`+digestsSQL("")+` || pack || uri AS TEXT) FROM changes
 			WHERE collection = ? AND at `+op+` ? AND at < ?
 				AND at >= coalesce((SELECT horizon FROM collections WHERE name = ?), ?) ORDER BY at LIMIT ?`,
 			collection, start, end, collection, int64(math.MinInt64), pageSize)

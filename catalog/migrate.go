@@ -35,7 +35,7 @@ var migrations = []migration{
 	{name: "origin index of resources not at their origin", sql: schemaV7},
 	{name: "no source and URI indexes of resources", sql: schemaV8},
 	{name: "each fact of a resource and a change kept once", sql: schemaV9, fill: fillV9},
-	{name: "the Source's hash and type marked where they repeat the copy", sql: schemaV10, fill: fillV10},
+	{name: "the copy's digests kept once, the Source's marked where they repeat them", sql: schemaV10, fill: fillV10},
 }
 
 // schemaVersion is the version this build writes: the number of steps.

@@ -55,7 +55,7 @@ func toV8(t testing.TB, path string) {
 	}
 	var res []resRow
 	rows, err := tx.QueryContext(ctx, `SELECT collection, uri, source, sha256, md5, type, up_order, up_pack, deleted, length,
-		changed, seq, est, est_refs, hops, copy_pack FROM resources_new`)
+		changed, seq, est, est_refs, hops, `+digestsSQL("")+` || copy_pack FROM resources_new`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func toV8(t testing.TB, path string) {
 		prev      int64
 	}
 	var chs []chRow
-	rows, err = tx.QueryContext(ctx, `SELECT collection, CAST(pack || uri AS TEXT), prev FROM changes_new`)
+	rows, err = tx.QueryContext(ctx, `SELECT collection, CAST(`+digestsSQL("")+` || pack || uri AS TEXT), prev FROM changes_new`)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,22 +13,28 @@ import (
 // packed into one or two BLOB columns, written with the row's other
 // columns in the same statement and read back with one column each:
 //
-//	resources.copy_pack  the aggregator's copy: sha256, md5, length, type,
-//	                     changed, seq and the op of that change
+//	resources.copy_pack  the aggregator's copy: length, type, changed,
+//	                     seq and the op of that change
 //	resources.up_pack    what the Source said: source, origin (one byte
 //	                     when it is the URI), time, modified, hash,
 //	                     length, type, links
-//	changes.pack         the whole change-log row but its collection and
-//	                     URI, which the reads append (pack || uri)
+//	changes.pack         the whole change-log row but its collection,
+//	                     URI and digests
 //
-// The copy and the Source's word are apart because a change the copy does
-// not see (upstreamOnly) rewrites only the latter. The encoding is private
-// to this package: strings and byte strings are a uvarint length and the
-// bytes, integers varints, times a kind byte (0 zero, 1 UTC, 2 with an
-// offset) then seconds, nanoseconds and the offset, links their JSON as
-// encodeLinks writes it. Since schema 9 the packs are the only record of
-// what the Source said (schemaV9); the plain columns left are those SQL
-// reads.
+// The copy's digests are in neither pack: the rows keep them in their
+// sha256 and md5 columns, which SQL reads, and the streaming reads put
+// them before the packs (digestsSQL) and the URI after them, reading
+// digests || copy_pack || up_pack || uri and digests || pack || uri as
+// one string each. The Source's hash and type are a one-byte mark where
+// they repeat the copy's (hashMark, typeMark). The copy and the Source's
+// word are apart because a change the copy does not see (upstreamOnly)
+// rewrites only the latter. The encoding is private to this package:
+// strings and byte strings are a uvarint length and the bytes, integers
+// varints, times a kind byte (0 zero, 1 UTC, 2 with an offset) then
+// seconds, nanoseconds and the offset, links their JSON as encodeLinks
+// writes it. Since schema 9 the packs are the only record of what the
+// Source said (schemaV9); the plain columns left are those SQL reads;
+// since schema 10 each fact is kept once (schemaV10).
 
 // errPack reports a pack that does not decode: a corrupt row.
 var errPack = errors.New("malformed packed row")

@@ -8,7 +8,8 @@ import (
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 )
 
-// copyFacts is what copy_pack holds.
+// copyFacts is what copy_pack holds, with the digests the row keeps in
+// its sha256 and md5 columns.
 type copyFacts struct {
 	sha256, md5, typ, op string
 	length               int64
@@ -16,15 +17,40 @@ type copyFacts struct {
 	seq                  int64
 }
 
-// packCopy appends the copy_pack of c.
+// digestsSQL is what the streaming reads put before a resource's
+// copy_pack or a change's pack, of the row named by alias ("" for the
+// table itself): its sha256 and md5 columns as packed strings, a length
+// byte and the text (both are under 128 bytes: validate), so that the
+// packs need not hold them again (schema 10). The reads decode the
+// result as if the pack began with them.
+func digestsSQL(alias string) string {
+	if alias != "" {
+		alias += "."
+	}
+	return `char(length(CAST(` + alias + `sha256 AS BLOB))) || ` + alias + `sha256 || char(length(CAST(` + alias + `md5 AS BLOB))) || ` + alias + `md5`
+}
+
+// digests appends sha256 and md5 as digestsSQL renders them.
+func (p *packer) digests(sha256, md5 string) {
+	p.str(sha256)
+	p.str(md5)
+}
+
+// packCopy appends the copy_pack of c: length, type, changed, seq and the
+// op of that change; its digests are the row's columns (digestsSQL).
 func (p *packer) packCopy(c *copyFacts) {
-	p.str(c.sha256)
-	p.str(c.md5)
 	p.int(c.length)
 	p.str(c.typ)
 	p.int(c.changed)
 	p.int(c.seq)
 	p.str(c.op)
+}
+
+// packCopyV9 appends a copy_pack as schemas 3 to 9 kept it, the digests
+// first: what the migrations up to 9 write.
+func (p *packer) packCopyV9(c *copyFacts) {
+	p.digests(c.sha256, c.md5)
+	p.packCopy(c)
 }
 
 // upFacts is what up_pack holds: the Source's word of a resource, with
@@ -127,17 +153,16 @@ type changeHead struct {
 	copy              copyFacts // op, changed and seq unused
 }
 
-// packChange appends the pack of a change-log row. The row's URI is not
-// in it: the reads append the uri column (pack || uri), which
-// packDecoder.logged takes as the rest. With marks, the Source's hash and
-// type are marked where they repeat h.copy's (schema 10 on).
+// packChange appends the pack of a change-log row. Neither the row's
+// URI nor its copy's digests are in it: the reads put the digests before
+// it (digestsSQL) and the uri column after it (digests || pack || uri),
+// which packDecoder.logged takes as the rest. With marks, the Source's
+// hash and type are marked where they repeat h.copy's (schema 10 on).
 func (p *packer) packChange(h *changeHead, u *upFacts, marks bool) {
 	p.int(h.seq)
 	p.str(h.op)
 	p.int(h.at)
 	p.int(h.received)
-	p.str(h.copy.sha256)
-	p.str(h.copy.md5)
 	p.int(h.copy.length)
 	p.str(h.copy.typ)
 	p.str(h.upOp)
@@ -146,6 +171,21 @@ func (p *packer) packChange(h *changeHead, u *upFacts, marks bool) {
 	} else {
 		p.packUp(u, "", nil)
 	}
+}
+
+// packChangeV9 appends a change's pack as schemas 3 to 9 kept it, the
+// copy's digests after the times and nothing marked: what the migrations
+// up to 9 write.
+func (p *packer) packChangeV9(h *changeHead, u *upFacts) {
+	p.int(h.seq)
+	p.str(h.op)
+	p.int(h.at)
+	p.int(h.received)
+	p.digests(h.copy.sha256, h.copy.md5)
+	p.int(h.copy.length)
+	p.str(h.copy.typ)
+	p.str(h.upOp)
+	p.packUp(u, "", nil)
 }
 
 // packDecoder turns packs back into the package's types, reusing its hash
@@ -185,8 +225,10 @@ func (p *packedTime) read(u *unpacker) time.Time {
 }
 
 // state fills rs (but its Collection) from a resource's packs and URI
-// read as one string: copy_pack || up_pack || uri. The two packs end
-// where their last field does, so the rest of the row is the URI.
+// read as one string: digests || copy_pack || up_pack || uri
+// (digestsSQL), which is also how schemas 3 to 9 kept copy_pack || up_pack
+// || uri. The packs end where their last field does, so the rest of the
+// row is the URI.
 func (d *packDecoder) state(row string, rs *ResourceState) error {
 	r := &rs.Resource
 	u := unpacker{s: row}
@@ -213,8 +255,24 @@ func (d *packDecoder) state(row string, rs *ResourceState) error {
 }
 
 // logged fills ch (but its Collection) from a change-log row read as
-// one string: pack || uri.
+// one string: digests || pack || uri (digestsSQL).
 func (d *packDecoder) logged(row string, ch *LoggedChange) error {
+	u := unpacker{s: row}
+	ch.SHA256 = u.str()
+	ch.MD5 = u.str()
+	ch.Seq = uint64(u.int())
+	ch.URI = ""
+	ch.Op = u.str()
+	ch.At = time.UnixMicro(u.int()).UTC()
+	ch.Received = time.UnixMicro(u.int()).UTC()
+	ch.Length = u.int()
+	ch.Type = u.str()
+	return d.loggedRest(&u, ch)
+}
+
+// loggedV9 is logged for a pack as schemas 3 to 9 wrote it (pack || uri):
+// what the migration to 10 reads.
+func (d *packDecoder) loggedV9(row string, ch *LoggedChange) error {
 	u := unpacker{s: row}
 	ch.Seq = uint64(u.int())
 	ch.URI = ""
@@ -225,12 +283,18 @@ func (d *packDecoder) logged(row string, ch *LoggedChange) error {
 	ch.MD5 = u.str()
 	ch.Length = u.int()
 	ch.Type = u.str()
+	return d.loggedRest(&u, ch)
+}
+
+// loggedRest reads what follows the copy's type in a change's pack: the
+// Source's op and word, then the URI.
+func (d *packDecoder) loggedRest(u *unpacker, ch *LoggedChange) error {
 	ch.UpstreamOp = u.str()
 	if u.err != nil {
 		return fmt.Errorf("change %d: %w", ch.Seq, errPack)
 	}
 	var origin string
-	_, err := d.upstream(&u, &ch.Source, &origin, &ch.Upstream, ch.SHA256, ch.MD5, ch.Type)
+	_, err := d.upstream(u, &ch.Source, &origin, &ch.Upstream, ch.SHA256, ch.MD5, ch.Type)
 	ch.URI = u.rest()
 	if err != nil {
 		return fmt.Errorf("change %d of %s: %w", ch.Seq, ch.URI, err)

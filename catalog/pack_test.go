@@ -168,7 +168,7 @@ func BenchmarkPackState(b *testing.B) {
 		var p packer
 		c := copyFacts{sha256: sha(fmt.Sprint(i)), md5: sha(fmt.Sprint(i))[:32], typ: "text/html", op: resourcesync.Created,
 			length: 1234, changed: t0.UnixMicro() + int64(i)*1000, seq: int64(i + 1)}
-		p.packCopy(&c)
+		p.packCopyV9(&c)
 		uri := fmt.Sprintf("http://origin.example.com/records/%08d.html", i)
 		p.packUp(&upFacts{source: "origin", origin: uri, time: t0.Add(-time.Hour), modified: t0.Add(-time.Hour),
 			hash: "md5:" + sha(fmt.Sprint(i))[:32], length: sql.NullInt64{Int64: 1234, Valid: true}, typ: "text/html"}, uri, &c)
@@ -193,7 +193,7 @@ func BenchmarkPackState(b *testing.B) {
 func TestPackTruncated(t *testing.T) {
 	var p packer
 	c := copyFacts{sha256: sha("x"), md5: "cd", typ: "text/html", op: resourcesync.Updated, length: 300, changed: t0.UnixMicro(), seq: 70000}
-	p.packCopy(&c)
+	p.packCopyV9(&c)
 	p.packUp(&upFacts{source: "s1", origin: "http://o/a", time: t0, modified: t0.In(time.FixedZone("", 3600)), hash: "md5:cd sha-256:ef",
 		length: sql.NullInt64{Int64: 300, Valid: true}, typ: "text/html", links: `[{"r":"via","h":"http://o/a"}]`}, "http://s1/a", &c)
 	packs := string(p.b)
@@ -213,6 +213,7 @@ func TestPackTruncated(t *testing.T) {
 	}
 	var ch LoggedChange
 	var q packer
+	q.digests(sha("x"), "cd")
 	q.packChange(&changeHead{seq: 5, at: t0.UnixMicro(), received: t0.UnixMicro(), op: resourcesync.Created, upOp: resourcesync.Updated,
 		copy: copyFacts{sha256: sha("x"), md5: "cd", typ: "text/html", length: 300}}, &upFacts{source: "s1", origin: "http://o/a", time: t0, modified: t0, typ: "text/html"}, true)
 	for n := range len(q.b) {
@@ -247,8 +248,8 @@ func TestPackMarks(t *testing.T) {
 		{"", "", false},
 	} {
 		var p, literal packer
-		p.packCopy(&c)
-		literal.packCopy(&c)
+		p.packCopyV9(&c)
+		literal.packCopyV9(&c)
 		u := upFacts{source: "s", origin: "http://s/a", time: t0, hash: tc.hash, typ: tc.typ}
 		p.packUp(&u, "http://s/a", &c)
 		literal.packUp(&u, "http://s/a", nil)
@@ -267,6 +268,7 @@ func TestPackMarks(t *testing.T) {
 			t.Errorf("read back hash %q type %q, want %q %q", got, rs.Upstream.Type, tc.hash, tc.typ)
 		}
 		var q packer
+		q.digests(c.sha256, c.md5)
 		q.packChange(&changeHead{seq: 3, op: resourcesync.Created, copy: c}, &u, true)
 		var ch LoggedChange
 		if err := d.logged(string(q.b)+"http://s/a", &ch); err != nil {
@@ -278,7 +280,7 @@ func TestPackMarks(t *testing.T) {
 	}
 	// A tombstone's row has no copy: a mark there is corruption.
 	var p packer
-	p.packCopy(&copyFacts{op: resourcesync.Deleted})
+	p.packCopyV9(&copyFacts{op: resourcesync.Deleted})
 	p.packUp(&upFacts{source: "s", hash: "md5:" + md5}, "http://s/a", &c)
 	var d packDecoder
 	var rs ResourceState

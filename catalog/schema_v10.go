@@ -6,14 +6,22 @@ import (
 	"fmt"
 )
 
-// schemaV10 marks the Source's hash and type in the packs where they
-// repeat the row's copy (hashMark, typeMark in pack_rows.go). A Source
-// that declares the digests it serves, as most do, had them kept twice in
-// each pack: measured on a static Source's baseline (BenchmarkCatalogSize),
-// about 110 bytes of hash and 24 of type in a resource's up_pack and as
-// many in each change's pack. The tables do not change; fillV10 packs
-// every row again, a page at a time, and a build before this step cannot
-// read a marked row, which the version says.
+// schemaV10 keeps the copy's digests once and marks the Source's word
+// where it repeats them.
+//
+// Up to schema 9 a resource row held its copy's digests three times: in
+// the sha256 and md5 columns (which SQL reads: the blob references,
+// HeldByHash), in copy_pack, and, when the Source declared them as most
+// do, in up_pack as the Source's hash; its type three times likewise. A
+// change-log row did the same. Measured on a static Source's baseline
+// (BenchmarkCatalogSize) that was 1,388 bytes a resource with its change
+// log. From this step the packs leave the digests out, and the streaming
+// reads put the columns before the packs (digestsSQL), so the decoding
+// is as before; the Source's hash and type, where they repeat the copy's,
+// are a one-byte mark (hashMark, typeMark in pack_rows.go). The tables do
+// not change; fillV10 packs every row again, a page at a time, and a
+// build before this step cannot read the new packs, which the version
+// says.
 const schemaV10 = `SELECT 1`
 
 // v10Page is how many rows fillV10 packs again at a time.
@@ -26,9 +34,10 @@ func fillV10(ctx context.Context, tx *sql.Tx) error {
 	return markChanges(ctx, tx)
 }
 
-// markResources packs each resource's up_pack again, against its copy.
+// markResources packs each resource's packs again: copy_pack without the
+// digests its columns keep, up_pack marked against its copy.
 func markResources(ctx context.Context, tx *sql.Tx) error {
-	upd, err := tx.PrepareContext(ctx, `UPDATE resources SET up_pack = ? WHERE collection = ? AND uri = ?`)
+	upd, err := tx.PrepareContext(ctx, `UPDATE resources SET copy_pack = ?, up_pack = ? WHERE collection = ? AND uri = ?`)
 	if err != nil {
 		return err
 	}
@@ -36,7 +45,7 @@ func markResources(ctx context.Context, tx *sql.Tx) error {
 	type row struct{ coll, packs string }
 	var (
 		d         packDecoder
-		p         packer
+		p, q      packer
 		coll, uri string
 	)
 	for {
@@ -71,9 +80,13 @@ func markResources(ctx context.Context, tx *sql.Tx) error {
 			if err != nil {
 				return fmt.Errorf("resource %s: %w", res.URI, err)
 			}
+			c := copyFacts{sha256: res.SHA256, md5: res.MD5, typ: res.Type, op: rs.Op, length: res.Length,
+				changed: res.Changed.UnixMicro(), seq: int64(res.Seq)}
+			q.reset()
+			q.packCopy(&c)
 			p.reset()
-			p.packUp(&up, res.URI, &copyFacts{sha256: res.SHA256, md5: res.MD5, typ: res.Type})
-			if _, err := upd.ExecContext(ctx, p.b, r.coll, res.URI); err != nil {
+			p.packUp(&up, res.URI, &c)
+			if _, err := upd.ExecContext(ctx, q.b, p.b, r.coll, res.URI); err != nil {
 				return fmt.Errorf("pack resource %s again: %w", res.URI, err)
 			}
 			coll, uri = r.coll, res.URI
@@ -81,8 +94,8 @@ func markResources(ctx context.Context, tx *sql.Tx) error {
 	}
 }
 
-// markChanges packs each change-log row's pack again, against the copy
-// it names.
+// markChanges packs each change-log row's pack again, without the copy's
+// digests its columns keep, marked against that copy.
 func markChanges(ctx context.Context, tx *sql.Tx) error {
 	upd, err := tx.PrepareContext(ctx, `UPDATE changes SET pack = ? WHERE seq = ?`)
 	if err != nil {
@@ -117,7 +130,7 @@ func markChanges(ctx context.Context, tx *sql.Tx) error {
 		}
 		for _, s := range page {
 			var ch LoggedChange
-			if err := d.logged(s, &ch); err != nil {
+			if err := d.loggedV9(s, &ch); err != nil {
 				return err
 			}
 			up, err := upFactsOf(ch.Source, "", &ch.Upstream)

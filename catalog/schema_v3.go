@@ -53,7 +53,7 @@ func fillV3(ctx context.Context, tx *sql.Tx) error {
 		for _, rs := range page {
 			r := &rs.Resource
 			p.reset()
-			p.packCopy(&copyFacts{sha256: r.SHA256, md5: r.MD5, typ: r.Type, op: rs.Op, length: r.Length,
+			p.packCopyV9(&copyFacts{sha256: r.SHA256, md5: r.MD5, typ: r.Type, op: rs.Op, length: r.Length,
 				changed: r.Changed.UnixMicro(), seq: int64(r.Seq)})
 			up, err := upFactsOf(r.Source, r.Origin, &r.Upstream)
 			if err != nil {
@@ -99,9 +99,9 @@ func fillV3(ctx context.Context, tx *sql.Tx) error {
 				return fmt.Errorf("change %d: %w", ch.Seq, err)
 			}
 			p.reset()
-			p.packChange(&changeHead{seq: int64(ch.Seq), at: ch.At.UnixMicro(), received: ch.Received.UnixMicro(),
+			p.packChangeV9(&changeHead{seq: int64(ch.Seq), at: ch.At.UnixMicro(), received: ch.Received.UnixMicro(),
 				op: ch.Op, upOp: ch.UpstreamOp,
-				copy: copyFacts{sha256: ch.SHA256, md5: ch.MD5, typ: ch.Type, length: ch.Length}}, &up, false)
+				copy: copyFacts{sha256: ch.SHA256, md5: ch.MD5, typ: ch.Type, length: ch.Length}}, &up)
 			if _, err := tx.ExecContext(ctx, `UPDATE changes SET pack = ? WHERE seq = ?`, p.b, int64(ch.Seq)); err != nil {
 				return fmt.Errorf("pack change %d: %w", ch.Seq, err)
 			}

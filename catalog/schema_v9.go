@@ -189,7 +189,7 @@ func fillResourcesV9(ctx context.Context, tx *sql.Tx) error {
 			copyPack := row.copyPack
 			if copyPack == nil {
 				p.reset()
-				p.packCopy(&copyFacts{sha256: r.SHA256, md5: r.MD5, typ: r.Type, op: row.rs.Op, length: r.Length,
+				p.packCopyV9(&copyFacts{sha256: r.SHA256, md5: r.MD5, typ: r.Type, op: row.rs.Op, length: r.Length,
 					changed: row.changed, seq: int64(r.Seq)})
 				copyPack = p.b
 			}
@@ -251,9 +251,9 @@ func fillChangesV9(ctx context.Context, tx *sql.Tx) error {
 				return fmt.Errorf("change %d: %w", ch.Seq, err)
 			}
 			p.reset()
-			p.packChange(&changeHead{seq: int64(ch.Seq), at: ch.At.UnixMicro(), received: ch.Received.UnixMicro(),
+			p.packChangeV9(&changeHead{seq: int64(ch.Seq), at: ch.At.UnixMicro(), received: ch.Received.UnixMicro(),
 				op: ch.Op, upOp: ch.UpstreamOp,
-				copy: copyFacts{sha256: ch.SHA256, md5: ch.MD5, typ: ch.Type, length: ch.Length}}, &up, false)
+				copy: copyFacts{sha256: ch.SHA256, md5: ch.MD5, typ: ch.Type, length: ch.Length}}, &up)
 			_, err = ins.ExecContext(ctx, int64(ch.Seq), ch.Collection, ch.URI, ch.Op, ch.At.UnixMicro(), ch.Received.UnixMicro(),
 				ch.SHA256, ch.MD5, ch.Length, ch.Type, c.prev, p.b)
 			if err != nil {

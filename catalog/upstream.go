@@ -24,6 +24,10 @@ type Upstream struct {
 	Links  []resourcesync.Link
 }
 
+// maxDigest is the longest digest a row may keep: its length must be one
+// byte of a packed string (digestsSQL).
+const maxDigest = 127
+
 // validate refuses events the catalog cannot record faithfully.
 func validate(ev *viaduct.Event) error {
 	switch {
@@ -35,6 +39,10 @@ func validate(ev *viaduct.Event) error {
 		return fmt.Errorf("%w: no uri", ErrInvalid)
 	case ev.Source == "":
 		return fmt.Errorf("%w: no source", ErrInvalid)
+	case len(ev.SHA256) > maxDigest || len(ev.MD5) > maxDigest:
+		// The reads render the digest columns with a one-byte length
+		// (digestsSQL); a computed digest is 64 or 32 hex digits.
+		return fmt.Errorf("%w: a digest of %d or %d bytes, over %d", ErrInvalid, len(ev.SHA256), len(ev.MD5), maxDigest)
 	}
 	switch ev.Op {
 	case resourcesync.Created, resourcesync.Updated:
