@@ -3,7 +3,6 @@ package catalog
 import (
 	"context"
 	"database/sql"
-	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -174,27 +173,4 @@ func TestMigrationV10MarksAsTheApplierDoes(t *testing.T) {
 // the change log: the time Open takes on the file of schema 9.
 //
 //	go test -run '^$' -bench MigrateV10 -benchtime 100000x ./catalog
-func BenchmarkMigrateV10(b *testing.B) {
-	ctx := context.Background()
-	path := filepath.Join(b.TempDir(), "catalog.db")
-	c := openAt(b, path)
-	evs := repoEvents(b.N)
-	for i := 0; i < len(evs); i += 2500 {
-		if err := c.ApplyBatch(ctx, evs[i:min(i+2500, len(evs))]); err != nil {
-			b.Fatal(err)
-		}
-	}
-	c.Close()
-	toV9(b, path)
-	b.ResetTimer()
-	c, err := Open(ctx, path, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.StopTimer()
-	defer c.Close()
-	if n, _, err := c.CountResources(ctx, "repo"); err != nil || n != b.N {
-		b.Fatalf("after the migration the catalog holds %d resources (%v), want %d", n, err, b.N)
-	}
-	b.ReportMetric(b.Elapsed().Seconds()*1e6/float64(b.N), "s/million-resources")
-}
+func BenchmarkMigrateV10(b *testing.B) { benchMigrate(b, toV9) }
