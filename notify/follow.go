@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/viaduct-mirror/viaduct/websub"
 )
@@ -34,6 +35,9 @@ type follower struct {
 	hub  *websub.Hub
 	feed subscriptionFeed
 	log  *slog.Logger
+	// unreadable counts the entries passed over because they do not read
+	// as a subscription.
+	unreadable prometheus.Counter
 	// ready is closed once a watch has delivered every subscription the
 	// bucket held when it started: the publishing node waits for it.
 	ready chan struct{}
@@ -41,8 +45,8 @@ type follower struct {
 	last uint64
 }
 
-func newFollower(hub *websub.Hub, feed subscriptionFeed, log *slog.Logger) *follower {
-	return &follower{hub: hub, feed: feed, log: log, ready: make(chan struct{})}
+func newFollower(hub *websub.Hub, feed subscriptionFeed, log *slog.Logger, unreadable prometheus.Counter) *follower {
+	return &follower{hub: hub, feed: feed, log: log, unreadable: unreadable, ready: make(chan struct{})}
 }
 
 // run follows the bucket until ctx ends.
@@ -104,7 +108,8 @@ func (f *follower) caughtUp() {
 }
 
 // apply hands the hub one watched entry. An entry that cannot be read
-// (written by something other than a hub) is logged and passed over: the
+// (written by something other than a hub) is logged, counted
+// (viaduct_notify_subscriptions_unreadable_total) and passed over: the
 // hub has no subscription to start from it.
 func (f *follower) apply(e jetstream.KeyValueEntry) {
 	f.last = max(f.last, e.Revision())
@@ -114,6 +119,7 @@ func (f *follower) apply(e jetstream.KeyValueEntry) {
 		if err := json.Unmarshal(e.Value(), &s); err != nil {
 			f.log.Error("a hub subscription in the shared store cannot be read; nothing is delivered for it",
 				"key", e.Key(), "revision", e.Revision(), "err", err)
+			f.unreadable.Inc()
 			return
 		}
 		c.Sub = &s

@@ -7,6 +7,10 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/viaduct-mirror/viaduct/internal/testutil"
@@ -49,7 +53,7 @@ func followedHub(t *testing.T, store websub.Store, feed subscriptionFeed) (*webs
 		cancel()
 		t.Fatal(err)
 	}
-	f := newFollower(hub, feed, slog.New(slog.DiscardHandler))
+	f := newFollower(hub, feed, slog.New(slog.DiscardHandler), prometheus.NewCounter(prometheus.CounterOpts{Name: "unreadable"}))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -329,5 +333,26 @@ func TestFollowHubNeverDropsOnALaggingReplica(t *testing.T) {
 	testutil.Eventually(t, 30*time.Second, "the hub to learn what the replica caught up with", func() bool { return hub.Subscribed(topicB) })
 	if !hub.Subscribed(topicA) {
 		t.Fatal("the hub lost a subscription nobody deleted")
+	}
+}
+
+// TestFollowHubCountsWhatItCannotRead: an entry of the bucket that is not
+// a subscription (written by something other than a hub) is passed over
+// and counted; a subscription stored after it is still taken up.
+func TestFollowHubCountsWhatItCannotRead(t *testing.T) {
+	stores := clusterStores(t, 2)
+	elsewhere, here := stores[0], stores[1]
+	hub, f := followedHub(t, here, here)
+	if _, err := elsewhere.kv.Put(context.Background(), hubSubPrefix+"not-json", []byte("{not a subscription")); err != nil {
+		t.Fatal(err)
+	}
+	storedElsewhere(t, elsewhere, topicA)
+	testutil.Eventually(t, 30*time.Second, "the hub to take up the subscription after the unreadable entry", func() bool { return hub.Subscribed(topicA) })
+	var m dto.Metric
+	if err := f.unreadable.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	if n := m.GetCounter().GetValue(); n != 1 {
+		t.Errorf("unreadable entries counted: %v, want 1", n)
 	}
 }

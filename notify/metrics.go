@@ -22,6 +22,7 @@ type NotifyMetrics struct {
 	bytes      *prometheus.CounterVec // collection
 	failed     *prometheus.CounterVec // collection
 	deliveries *prometheus.CounterVec // result
+	unreadable prometheus.Counter
 }
 
 // Delivery results counted in viaduct_notify_deliveries_total, the hub's
@@ -47,6 +48,7 @@ func NewNotifyMetrics(reg prometheus.Registerer, subscribers func() int, queued 
 		bytes:      prometheus.NewCounterVec(opts("payload_bytes_total", "Bytes of the change notification payloads published, by collection."), []string{"collection"}),
 		failed:     prometheus.NewCounterVec(opts("publish_failures_total", "Publications that failed and will be retried, by collection."), []string{"collection"}),
 		deliveries: prometheus.NewCounterVec(opts("deliveries_total", "Notifications POSTed to subscribers (or to the external hub), by result: ok, failed (retried), refused (dropped), gone."), []string{"result"}),
+		unreadable: prometheus.NewCounter(opts("subscriptions_unreadable_total", "Entries of the shared hub subscriptions (bucket viaduct_hub) this node's hub could not read and passed over: nothing is delivered for them.")),
 	}
 	for _, r := range []string{DeliveryOK, DeliveryFailed, DeliveryRefused, DeliveryGone} {
 		m.deliveries.WithLabelValues(r)
@@ -54,7 +56,7 @@ func NewNotifyMetrics(reg prometheus.Registerer, subscribers func() int, queued 
 	if reg == nil {
 		return m, nil
 	}
-	cs := []prometheus.Collector{m.published, m.bytes, m.failed, m.deliveries}
+	cs := []prometheus.Collector{m.published, m.bytes, m.failed, m.deliveries, m.unreadable}
 	if subscribers != nil {
 		cs = append(cs, prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "viaduct", Subsystem: "notify", Name: "subscribers",
 			Help: "Verified subscriptions to the hub's topics."}, func() float64 { return float64(subscribers()) }))

@@ -120,7 +120,7 @@ func Start(ctx context.Context, d Deps) (*Notifications, error) {
 		for _, topic := range repub.Topics() {
 			r.hub.AddTopic(topic)
 		}
-		fl := newFollower(r.hub, store, log)
+		fl := newFollower(r.hub, store, log, nm.unreadable)
 		ready = fl.ready
 		d.Spawn("hub-follow", func() error { return fl.run(ctx) })
 		pub = r.hub
