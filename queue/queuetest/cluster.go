@@ -2,7 +2,6 @@ package queuetest
 
 import (
 	"fmt"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -20,17 +19,17 @@ type Cluster struct {
 // StartCluster starts size servers routed to each other and waits until
 // every one of them sees the JetStream meta leader. Servers still running
 // are shut down by t.Cleanup.
+//
+// Every server binds its own ports (port -1): a port chosen free and
+// closed before the server binds it can be taken meanwhile by any other
+// process's connection on a busy machine, and the server then never
+// becomes ready. So the routes are learnt as the servers start: each
+// routes to the cluster addresses of those started before it, and the
+// servers tell each other of the rest.
 func StartCluster(t testing.TB, size int) *Cluster {
 	t.Helper()
-	ports := make([]int, size)
-	for i := range ports {
-		ports[i] = freePort(t)
-	}
-	var routes []string
-	for _, p := range ports {
-		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", p))
-	}
 	c := &Cluster{}
+	var routes []string
 	for i := range size {
 		opts := &server.Options{
 			ServerName:         fmt.Sprintf("nats-%d", i+1),
@@ -40,7 +39,7 @@ func StartCluster(t testing.TB, size int) *Cluster {
 			StoreDir:           t.TempDir(),
 			JetStreamMaxMemory: 256 << 20,
 			JetStreamMaxStore:  4 << 30,
-			Cluster:            server.ClusterOpts{Name: "viaduct-test", Host: "127.0.0.1", Port: ports[i]},
+			Cluster:            server.ClusterOpts{Name: "viaduct-test", Host: "127.0.0.1", Port: -1},
 			Routes:             server.RoutesFromStr(strings.Join(routes, ",")),
 			NoSigs:             true,
 			NoLog:              true,
@@ -57,6 +56,7 @@ func StartCluster(t testing.TB, size int) *Cluster {
 		if !s.ReadyForConnections(30 * time.Second) {
 			t.Fatalf("queuetest: cluster server %d not ready", i+1)
 		}
+		routes = append(routes, "nats://"+s.ClusterAddr().String())
 		c.Servers = append(c.Servers, s)
 	}
 	deadline := time.Now().Add(60 * time.Second)
@@ -101,15 +101,4 @@ func (c *Cluster) URL() string {
 func (c *Cluster) Stop(i int) {
 	c.Servers[i].Shutdown()
 	c.Servers[i].WaitForShutdown()
-}
-
-// freePort is a loopback port nobody listens on right now.
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("queuetest: free port: %v", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
