@@ -30,6 +30,10 @@ test-deps:
 		$$SUDO apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq systemd >/dev/null; }
 
 # test: vet, every test, and short fuzz runs of the document reader.
+# The fuzz runs are budgeted in inputs (-fuzztime Nx), not seconds: with a
+# duration, Go's fuzz coordinator before 1.27 can report "context deadline
+# exceeded" as a failure when the time runs out while a worker is busy
+# (go.dev/issue/75804); a count has no deadline to race.
 # deploy/check is a module of its own (the loaders of compose, Prometheus,
 # Kubernetes and systemd stay out of viaduct's go.mod): it runs apart.
 test: test-deps
@@ -37,12 +41,12 @@ test: test-deps
 	go test -count=1 -timeout 30m ./...
 	cd deploy/check && go vet ./... && go test -count=1 ./...
 	@command -v systemd-analyze >/dev/null 2>&1 || echo "deploy/check: SKIPPED: systemd-analyze is not installed, the systemd unit was not checked"
-	go test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime 15s ./resourcesync
-	go test -run '^$$' -fuzz '^FuzzScannerMatchesXML$$' -fuzztime 15s ./resourcesync
+	go test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime 300000x ./resourcesync
+	go test -run '^$$' -fuzz '^FuzzScannerMatchesXML$$' -fuzztime 300000x ./resourcesync
 
 fuzz:
-	go test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime 5m ./resourcesync
-	go test -run '^$$' -fuzz '^FuzzScannerMatchesXML$$' -fuzztime 5m ./resourcesync
+	go test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime 20000000x ./resourcesync
+	go test -run '^$$' -fuzz '^FuzzScannerMatchesXML$$' -fuzztime 20000000x ./resourcesync
 
 bench:
 	go test -run '^$$' -bench . -benchmem ./...
