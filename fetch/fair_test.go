@@ -2,9 +2,10 @@ package fetch
 
 import (
 	"context"
-
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/viaduct-mirror/viaduct"
 	"github.com/viaduct-mirror/viaduct/queue"
@@ -153,5 +154,60 @@ func healthyStored(t *testing.T, q *queue.Queue, n int) {
 	})
 	if dl := deadLetters(t, q); len(dl) != 0 {
 		t.Errorf("%d changes dead-lettered, want none: %+v", len(dl), dl[0])
+	}
+}
+
+// TestBusyAttemptsAreNotTimed: an attempt that finds every slot of its
+// host taken sends nothing, so viaduct_fetch_duration_seconds counts one
+// GET per change however often its change was parked on the way.
+func TestBusyAttemptsAreNotTimed(t *testing.T) {
+	slow := startSim(t, sim.Config{Resources: 16, MinSize: 1024, MaxSize: 1024})
+	healthy := startSim(t, sim.Config{Resources: 1, MinSize: 100, MaxSize: 100})
+	changes := renamed(simChanges(t, slow), "slow")
+	for _, c := range changes {
+		if err := slow.SetFault(resPath(slow, c.URI), sim.Fault{Trickle: 200 * time.Millisecond}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	q := startQueue(t)
+	store, _ := dirStore(t)
+	publishAll(t, q, changes)
+
+	cfg := testConfig()
+	cfg.Workers = 8 // the slow host has two slots: six workers find it busy
+	reg := prometheus.NewRegistry()
+	p, err := New(cfg, queueDeps(t, q, store, twoSources(t, slow, healthy, cfg.Workers)), testLogger(t), reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	t.Cleanup(func() { cancel(); p.Close(); <-done })
+
+	eventually(t, 60*time.Second, "every slow change stored", func() bool {
+		return len(events(t, q)) == len(changes)
+	})
+	var timed uint64
+	var parked float64
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			switch f.GetName() {
+			case "viaduct_fetch_duration_seconds":
+				timed += m.GetHistogram().GetSampleCount()
+			case "viaduct_fetch_parked_total":
+				parked += m.GetCounter().GetValue()
+			}
+		}
+	}
+	if parked == 0 {
+		t.Fatal("no change was parked: the test did not make the host busy")
+	}
+	if timed != uint64(len(changes)) {
+		t.Errorf("viaduct_fetch_duration_seconds counted %d attempts for %d GETs (%v parked on the way)", timed, len(changes), parked)
 	}
 }

@@ -33,9 +33,11 @@ func (p *Pool) fetch(ctx context.Context, msg *queue.ChangeMsg, client *upstream
 			}
 			return st, nil
 		}
-		tried = append(tried, uri+": "+f.Error())
 		// A busy host (nothing was sent; the change is parked or handed
 		// back) and an interruption are not failures of the Source.
+		if !f.busy {
+			tried = append(tried, uri+": "+f.Error())
+		}
 		if (uri != c.URI || len(c.Links) > 0) && !f.busy && !f.interrupted {
 			log.Warn("could not read bitstream", "from", uri, "reason", f.reason, "err", f.err)
 		}
@@ -46,7 +48,7 @@ func (p *Pool) fetch(ctx context.Context, msg *queue.ChangeMsg, client *upstream
 			break
 		}
 	}
-	if len(tried) > 1 {
+	if len(tried) > 1 && best.evidence != nil {
 		best.evidence["tried"] = strings.Join(tried, "\n")
 	}
 	return nil, best
@@ -58,8 +60,13 @@ func (p *Pool) fetch(ctx context.Context, msg *queue.ChangeMsg, client *upstream
 // aborted, never committed.
 func (p *Pool) fetchOne(ctx context.Context, c *viaduct.Change, client *upstream.Client, uri string, wait time.Duration) (*staged, *failure) {
 	start := time.Now()
-	defer func() { p.m.duration.WithLabelValues(c.Source).Observe(time.Since(start).Seconds()) }()
 	resp, err := client.Get(ctx, upstream.Request{URI: uri, Source: c.Source, MaxBytes: p.cfg.MaxBlobBytes, HostWait: wait, Declared: c.Length})
+	if errors.Is(err, upstream.ErrBusy) {
+		// Nothing was sent: the change is parked or handed back, and
+		// neither its evidence nor its time is ever read.
+		return nil, &failure{reason: "busy", retry: true, busy: true, err: err}
+	}
+	defer func() { p.m.duration.WithLabelValues(c.Source).Observe(time.Since(start).Seconds()) }()
 	if err != nil {
 		if f := p.overDeclared(c, uri, err); f != nil {
 			return nil, f

@@ -2,7 +2,6 @@ package fetch
 
 import (
 	"log/slog"
-	"net/url"
 	"sync"
 	"time"
 
@@ -38,10 +37,14 @@ type lot struct {
 }
 
 // hostLot is what waits for one host: its changes in the order they were
-// parked, and how many of them each message holds.
+// parked, and how many of them each message holds. auth is the host as
+// the upstream client counts its slots, read once when its first change
+// is parked (ok false: the URI has none, and is never saturated).
 type hostLot struct {
 	q    []*parked
 	msgs map[uint64]int
+	auth upstream.Authority
+	ok   bool
 }
 
 // heldMsg is a message of CHANGES the lot holds members of.
@@ -60,19 +63,20 @@ func newLot(size int, every time.Duration, log *slog.Logger) *lot {
 		hosts: map[string]*hostLot{}, held: map[uint64]*heldMsg{}}
 }
 
-// hostKey is the authority a change is fetched from first.
-func hostKey(uri string) string {
-	u, err := url.Parse(uri)
+// hostKey is the authority a change is fetched from first; a URI that
+// has none is a host of its own.
+func hostKey(uri string) (string, upstream.Authority, bool) {
+	a, err := upstream.ParseAuthority(uri)
 	if err != nil {
-		return uri
+		return uri, "", false
 	}
-	return u.Scheme + "://" + u.Host
+	return string(a), a, true
 }
 
 // park keeps msg aside; false when it would take the lot, or its host's
 // share of it, past its bound in messages.
 func (l *lot) park(msg *queue.ChangeMsg, client *upstream.Client) bool {
-	key := hostKey(msg.Change.URI)
+	key, auth, ok := hostKey(msg.Change.URI)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	h := l.hosts[key]
@@ -84,7 +88,7 @@ func (l *lot) park(msg *queue.ChangeMsg, client *upstream.Client) bool {
 		return false
 	}
 	if h == nil {
-		h = &hostLot{msgs: map[uint64]int{}}
+		h = &hostLot{msgs: map[uint64]int{}, auth: auth, ok: ok}
 		l.hosts[key] = h
 		l.ring = append(l.ring, key)
 	}
@@ -120,7 +124,7 @@ func (l *lot) take() *queue.ChangeMsg {
 		}
 		key := l.ring[l.next]
 		h := l.hosts[key]
-		if h.q[0].client.Saturated(h.q[0].msg.Change.URI) {
+		if h.ok && h.q[0].client.SaturatedAt(h.auth) {
 			l.next++
 			continue
 		}

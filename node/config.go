@@ -107,7 +107,7 @@ type BlobsConfig struct {
 	Dir string `yaml:"dir"`
 	// SyncInterval is the directory store's least time between two sync
 	// rounds (see storage/dir): commits arriving meanwhile share the next
-	// round. Default 3ms; 0 runs rounds back to back.
+	// round. Default 10ms; 0 runs rounds back to back.
 	SyncInterval time.Duration `yaml:"sync_interval"`
 	// PackBelow is the size in bytes up to which the directory store
 	// appends a blob to a shared pack file instead of giving it a file

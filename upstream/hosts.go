@@ -3,7 +3,6 @@ package upstream
 import (
 	"context"
 	"errors"
-	"net/url"
 	"sync"
 	"time"
 
@@ -107,13 +106,13 @@ func (h *hosts) saturated(a Authority) bool {
 // or its request rate allows none, right now, so that a caller with other work can do it first. A URI
 // without an authority is never saturated.
 func (c *Client) Saturated(uri string) bool {
-	u, err := url.Parse(uri)
-	if err != nil {
-		return false
-	}
-	a, err := authorityOf(u)
+	a, err := ParseAuthority(uri)
 	if err != nil {
 		return false
 	}
 	return c.core.hosts.saturated(a)
 }
+
+// SaturatedAt is Saturated for an authority already read (ParseAuthority),
+// for a caller that asks about the same host again and again.
+func (c *Client) SaturatedAt(a Authority) bool { return c.core.hosts.saturated(a) }

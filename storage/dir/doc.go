@@ -55,7 +55,7 @@
 // commit adds what it needs synced to the round being gathered and waits;
 // one round covers every commit that joined while the previous round ran,
 // and a commit returns only after a round that began after its last step.
-// Rounds start at most every SyncInterval (DefaultSyncInterval, 3 ms):
+// Rounds start at most every SyncInterval (DefaultSyncInterval, 10 ms):
 // under a stream of commits a round costs about the same for one blob as
 // for a hundred, so spacing them gives fewer, larger rounds and keeps the
 // device from flushing back to back. A lone commit on an idle store starts
