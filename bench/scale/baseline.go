@@ -152,6 +152,9 @@ func baselineCmd(ctx context.Context, args []string) error {
 	fmt.Printf("\n%d resources in %.1f s (%.0f/s), load %s at start, %s at end\n", *n, wall, float64(*n)/wall, startLoad, loadavg())
 	fmt.Printf("rate per interval: first %s, last %s; min %s, max %s (after the first interval)\n",
 		f0(first), f0(lastRate), f0(minRate(samples)), f0(maxRate(samples)))
+	if a, b, ok := fifthRates(samples); ok {
+		fmt.Printf("rate over the first fifth %s, over the last fifth %s: %.2fx\n", f0(a), f0(b), b/a)
+	}
 	fmt.Printf("peak RSS %.0f MB; RSS at the end %.0f MB\n", float64(peakRSS)/1024, float64(samples[len(samples)-1].rss)/1024)
 	fmt.Printf("CPU %.1f s (%.0f s system): %.0f µs a resource\n", user+sys, sys, (user+sys)*1e6/float64(*n))
 	for _, s := range []struct {
@@ -200,6 +203,39 @@ func sizes(data string) map[string]int64 {
 // and of the last one.
 func intervalRates(s []sample) (first, last float64) {
 	return rateAt(s, firstMoving(s)), rateAt(s, len(s)-1)
+}
+
+// fifthRates are the rates over the first fifth of the resources (from
+// the start, as a user waits for them) and over the last fifth, each
+// bound read between samples as if the rate were steady between them:
+// the last interval alone is cut short by the end and says little.
+func fifthRates(s []sample) (first, last float64, ok bool) {
+	if len(s) < 2 {
+		return 0, 0, false
+	}
+	end := s[len(s)-1]
+	n := float64(end.held)
+	t1, t4 := timeAt(s, n/5), timeAt(s, 4*n/5)
+	if t1 <= 0 || end.t <= t4 {
+		return 0, 0, false
+	}
+	return n / 5 / t1, n / 5 / (end.t - t4), true
+}
+
+// timeAt is when the samples reached held resources, between the two
+// samples around it.
+func timeAt(s []sample, held float64) float64 {
+	prevT, prevH := 0.0, 0.0
+	for _, x := range s {
+		if h := float64(x.held); h >= held {
+			if h == prevH {
+				return x.t
+			}
+			return prevT + (x.t-prevT)*(held-prevH)/(h-prevH)
+		}
+		prevT, prevH = x.t, float64(x.held)
+	}
+	return s[len(s)-1].t
 }
 
 func firstMoving(s []sample) int {
