@@ -127,3 +127,22 @@ type pipeResponse struct {
 func (p *pipeResponse) Header() http.Header         { return p.h }
 func (p *pipeResponse) WriteHeader(code int)        { p.code = code }
 func (p *pipeResponse) Write(b []byte) (int, error) { return p.w.Write(b) }
+
+// BenchmarkChangeListIndexGrowing reads the Change List Index of a
+// collection whose open period holds 200,000 changes and gains 100
+// between reads, as a Destination polling a node in mid-baseline does.
+func BenchmarkChangeListIndexGrowing(b *testing.B) {
+	f := newFixture(b, Config{ChangeListPeriod: 24 * time.Hour})
+	f.logChanges("alpha", base, time.Millisecond, 200_000)
+	h := f.srv.Handler()
+	serve(b, h, "/alpha/changelist.xml", nil)
+	next := base.Add(200_000 * time.Millisecond)
+	b.ResetTimer()
+	for b.Loop() {
+		b.StopTimer()
+		f.logChanges("alpha", next, time.Millisecond, 100)
+		next = next.Add(100 * time.Millisecond)
+		b.StartTimer()
+		serve(b, h, "/alpha/changelist.xml", nil)
+	}
+}

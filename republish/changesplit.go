@@ -2,6 +2,7 @@ package republish
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -45,29 +46,33 @@ type pieceCache struct {
 }
 
 // openSplit is an open period's split and the collection's state (its
-// change count and last change time) it holds for.
+// change count, last change time and retention horizon) it holds for;
+// with walked, also where the walk that made it stopped, so that a
+// request after more changes walks only those (see pieces).
 type openSplit struct {
-	changes, last int64
-	p             []time.Time
+	changes, last, horizon int64
+	p                      []time.Time
+	walked                 bool
+	tail                   splitter
 }
 
-func (c *pieceCache) getOpen(coll string, start time.Time, st Stats) ([]time.Time, bool) {
+// getOpen returns the kept split of an open period: current when it
+// holds for st, else (current false) the last one kept, to resume.
+func (c *pieceCache) getOpen(coll string, start time.Time, st Stats) (o openSplit, current, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	o, ok := c.open[pieceKey{coll, start.UnixNano()}]
-	if !ok || o.changes != st.Changes || o.last != st.Last.UnixNano() {
-		return nil, false
-	}
-	return o.p, true
+	o, ok = c.open[pieceKey{coll, start.UnixNano()}]
+	return o, ok && o.changes == st.Changes && o.last == st.Last.UnixNano() && o.horizon == st.Horizon.UnixNano(), ok
 }
 
-func (c *pieceCache) putOpen(coll string, start time.Time, st Stats, p []time.Time) {
+func (c *pieceCache) putOpen(coll string, start time.Time, st Stats, o openSplit) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.open == nil || len(c.open) >= maxPieceCache {
 		c.open = map[pieceKey]openSplit{}
 	}
-	c.open[pieceKey{coll, start.UnixNano()}] = openSplit{changes: st.Changes, last: st.Last.UnixNano(), p: p}
+	o.changes, o.last, o.horizon = st.Changes, st.Last.UnixNano(), st.Horizon.UnixNano()
+	c.open[pieceKey{coll, start.UnixNano()}] = o
 }
 
 type pieceKey struct {
@@ -109,55 +114,110 @@ func (s *Server) pieces(ctx context.Context, coll string, start time.Time, st St
 			return p, nil
 		}
 	} else {
-		if p, ok := s.split.getOpen(coll, start, st); ok {
-			return p, nil
+		o, current, ok := s.split.getOpen(coll, start, st)
+		if current {
+			return o.p, nil
 		}
-		p, err := s.split1(ctx, coll, start, false)
-		if err == nil {
-			s.split.putOpen(coll, start, st, p)
+		if ok && o.walked && st.Changes > o.changes && o.horizon == st.Horizon.UnixNano() {
+			// The log only grows at its end: walk the changes after
+			// the last one walked, and keep the split if they are all
+			// the collection gained (else something else changed the
+			// log, and the period is split again from its start).
+			sp := o.tail.clone()
+			from := start
+			if !sp.last.IsZero() {
+				from = sp.last.Add(time.Microsecond)
+			}
+			n, err := s.walkSplit(ctx, coll, from, start.Add(s.cfg.ChangeListPeriod), &sp)
+			if err != nil {
+				return nil, err
+			}
+			if n == st.Changes-o.changes {
+				s.split.putOpen(coll, start, st, openSplit{p: sp.out, walked: true, tail: sp})
+				return sp.out, nil
+			}
 		}
-		return p, err
+		sp, walked, err := s.split1(ctx, coll, start, false)
+		if err != nil {
+			return nil, err
+		}
+		s.split.putOpen(coll, start, st, openSplit{p: sp.out, walked: walked, tail: sp})
+		return sp.out, nil
 	}
-	return s.split1(ctx, coll, start, true)
+	sp, _, err := s.split1(ctx, coll, start, true)
+	return sp.out, err
 }
 
-// split1 reads how the period starting at start splits into pieces.
-func (s *Server) split1(ctx context.Context, coll string, start time.Time, closed bool) ([]time.Time, error) {
+// split1 reads how the period starting at start splits into pieces;
+// walked says whether it walked the period's changes (else it counted
+// them, and they fit one list).
+func (s *Server) split1(ctx context.Context, coll string, start time.Time, closed bool) (sp splitter, walked bool, err error) {
 	end := start.Add(s.cfg.ChangeListPeriod)
-	one := []time.Time{start}
+	sp = newSplitter(start)
 	if cc, ok := s.cat.(changeCounter); ok {
 		n, err := cc.CountChanges(ctx, coll, start, end)
 		if err != nil {
-			return nil, err
+			return sp, false, err
 		}
 		// A period that fits by count is one list unless its entries
 		// average above pieceWalkBytes; only then is it walked.
 		if n <= int64(s.cfg.MaxEntries) && n*pieceWalkBytes <= s.cfg.MaxBytes-docOverhead {
 			if closed {
-				s.split.put(coll, start, one)
+				s.split.put(coll, start, sp.out)
 			}
-			return one, nil
+			return sp, false, nil
 		}
 	}
-	out := one
-	entries, bytes := 0, int64(docOverhead)
-	err := s.cat.Changes(ctx, coll, start, end, func(rec *Record) error {
-		n := s.estimate(coll, rec) + pieceEntryExtra
-		if entries > 0 && (entries >= s.cfg.MaxEntries || bytes+n > s.cfg.MaxBytes) {
-			out = append(out, rec.At)
-			entries, bytes = 0, docOverhead
-		}
-		entries++
-		bytes += n
-		return nil
-	})
-	if err != nil {
-		return nil, err
+	if _, err := s.walkSplit(ctx, coll, start, end, &sp); err != nil {
+		return sp, false, err
 	}
 	if closed {
-		s.split.put(coll, start, out)
+		s.split.put(coll, start, sp.out)
 	}
-	return out, nil
+	return sp, true, nil
+}
+
+// walkSplit walks the changes of coll from from until end into sp and
+// returns how many it walked.
+func (s *Server) walkSplit(ctx context.Context, coll string, from, end time.Time, sp *splitter) (int64, error) {
+	var n int64
+	err := s.cat.Changes(ctx, coll, from, end, func(rec *Record) error {
+		sp.add(rec.At, s.estimate(coll, rec)+pieceEntryExtra, s.cfg.MaxEntries, s.cfg.MaxBytes)
+		n++
+		return nil
+	})
+	return n, err
+}
+
+// splitter cuts a period's changes, walked in time order, into pieces:
+// a piece ends before the change that would take it past MaxEntries or
+// MaxBytes. Kept after a walk, it goes on with the changes that follow.
+type splitter struct {
+	out     []time.Time // the pieces' starts
+	entries int         // in the last piece
+	bytes   int64       // of the last piece, its document's overhead included
+	last    time.Time   // of the last change walked; zero for none
+}
+
+func newSplitter(start time.Time) splitter {
+	return splitter{out: []time.Time{start}, bytes: docOverhead}
+}
+
+func (sp *splitter) add(at time.Time, n int64, maxEntries int, maxBytes int64) {
+	if sp.entries > 0 && (sp.entries >= maxEntries || sp.bytes+n > maxBytes) {
+		sp.out = append(sp.out, at)
+		sp.entries, sp.bytes = 0, docOverhead
+	}
+	sp.entries++
+	sp.bytes += n
+	sp.last = at
+}
+
+// clone is a splitter to go on with, leaving sp's starts (handed out to
+// readers) as they are.
+func (sp splitter) clone() splitter {
+	sp.out = slices.Clone(sp.out)
+	return sp
 }
 
 // pieceWalkBytes is the average entry size below which a period that fits

@@ -1,7 +1,9 @@
 package republish
 
 import (
+	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -186,5 +188,65 @@ func TestChangeListSplitSQLite(t *testing.T) {
 	lists := readSplit(t, f.fixture, 100)
 	if len(lists) != 3 || lists[0].entries != 100 || lists[2].entries != 50 {
 		t.Fatalf("%d lists for 250 changes in one period, want 100, 100 and 50", len(lists))
+	}
+}
+
+// walkCounter counts the changes a catalog's change walks hand out.
+type walkCounter struct {
+	Catalog
+	n int
+}
+
+func (w *walkCounter) Changes(ctx context.Context, coll string, from, until time.Time, fn func(*Record) error) error {
+	return w.Catalog.Changes(ctx, coll, from, until, func(r *Record) error { w.n++; return fn(r) })
+}
+
+// TestOpenPeriodSplitGoesOn: while changes keep coming into the open
+// period, its split is carried on from where the last one stopped: a
+// request walks only the changes that came since, and cuts the same
+// pieces as a split of the whole period from its start.
+func TestOpenPeriodSplitGoesOn(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, Config{MaxEntries: 100, ChangeListPeriod: time.Hour})
+	wc := &walkCounter{Catalog: f.cat}
+	f.srv.cat = wc
+	pieces := func() []time.Time {
+		t.Helper()
+		st, err := f.srv.cat.Stats(ctx, "alpha")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := f.srv.pieces(ctx, "alpha", base, st, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	f.logChanges("alpha", base, time.Second, 250)
+	if p := pieces(); len(p) != 3 || wc.n != 250 {
+		t.Fatalf("first split: %d pieces after walking %d changes, want 3 after 250", len(p), wc.n)
+	}
+	for _, more := range []int{30, 1, 120} {
+		last := f.cat.changes["alpha"][len(f.cat.changes["alpha"])-1].At
+		f.logChanges("alpha", last.Add(time.Second), time.Second, more)
+		wc.n = 0
+		got := pieces()
+		if wc.n != more {
+			t.Errorf("after %d more changes the split walked %d", more, wc.n)
+		}
+		whole, _, err := f.srv.split1(ctx, "alpha", base, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.EqualFunc(got, whole.out, time.Time.Equal) {
+			t.Fatalf("after %d more: pieces from %v, a whole split gives %v", more, got, whole.out)
+		}
+	}
+	if n := len(f.cat.changes["alpha"]); n != 401 {
+		t.Fatalf("%d changes logged, want 401", n)
+	}
+	lists := readSplit(t, f, 100)
+	if len(lists) != 5 || lists[4].entries != 1 {
+		t.Errorf("%d lists for 401 changes, want 5 with 1 in the last", len(lists))
 	}
 }
