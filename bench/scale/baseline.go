@@ -79,6 +79,12 @@ func baselineCmd(ctx context.Context, args []string) error {
 	profiled := make([]bool, len(fractions))
 	profiles := make(chan error, len(fractions))
 	taken := 0
+	// A catalog that holds nothing new for stallAfter ends the run: a
+	// Source serving fewer resources than -n (another server on its
+	// port, a list generated with another -n) would otherwise be
+	// waited on for ever.
+	var lastHeld int64 = -1
+	moved := time.Now()
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -93,6 +99,12 @@ func baselineCmd(ctx context.Context, args []string) error {
 		held, ok := nd.resources()
 		if !ok {
 			continue
+		}
+		if held != lastHeld {
+			lastHeld, moved = held, time.Now()
+		} else if time.Since(moved) > stallAfter {
+			return fmt.Errorf("viaduct stalled at %d of %d resources: nothing new in the catalog for %s (is the Source at %s serving %d? log: %s)",
+				held, *n, stallAfter, *source, *n, nd.log)
 		}
 		t := time.Since(begin).Seconds()
 		for i, f := range fractions {
@@ -127,9 +139,6 @@ func baselineCmd(ctx context.Context, args []string) error {
 		last = cur
 		if done {
 			break
-		}
-		if time.Since(begin) > 3*time.Hour {
-			return fmt.Errorf("viaduct stalled at %d of %d resources (log: %s)", held, *n, nd.log)
 		}
 	}
 	wall := time.Since(begin).Seconds()
@@ -201,6 +210,10 @@ func sizes(data string) map[string]int64 {
 
 // intervalRates is the rate of the first interval that stored anything
 // and of the last one.
+// stallAfter is how long a baseline may add nothing to the catalog before
+// the run is given up; a node's start and its first pass take seconds.
+const stallAfter = 2 * time.Minute
+
 func intervalRates(s []sample) (first, last float64) {
 	return rateAt(s, firstMoving(s)), rateAt(s, len(s)-1)
 }
