@@ -167,6 +167,18 @@ func (s *Server) split1(ctx context.Context, coll string, start time.Time, close
 			}
 			return sp, false, nil
 		}
+		if closed {
+			if p, ok := s.loadPieces(coll, start, n); ok {
+				s.split.put(coll, start, p)
+				sp.out = p
+				return sp, false, nil
+			}
+			defer func() {
+				if err == nil {
+					s.savePieces(coll, start, n, sp.out)
+				}
+			}()
+		}
 	}
 	if _, err := s.walkSplit(ctx, coll, start, end, &sp); err != nil {
 		return sp, false, err

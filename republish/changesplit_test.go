@@ -250,3 +250,77 @@ func TestOpenPeriodSplitGoesOn(t *testing.T) {
 		t.Errorf("%d lists for 401 changes, want 5 with 1 in the last", len(lists))
 	}
 }
+
+// sqliteWalkCounter is the real catalog (its counts included), with its
+// change walks counted.
+type sqliteWalkCounter struct {
+	*SQLiteCatalog
+	n int
+}
+
+func (w *sqliteWalkCounter) Changes(ctx context.Context, coll string, from, until time.Time, fn func(*Record) error) error {
+	return w.SQLiteCatalog.Changes(ctx, coll, from, until, func(r *Record) error { w.n++; return fn(r) })
+}
+
+// TestClosedPeriodCutKeptAcrossRestart: the cut of a closed period, once
+// walked, is kept beside the document cache; a server started again on
+// the same catalog and directory serves the same pieces without walking
+// the period, and one without the kept cut walks it.
+func TestClosedPeriodCutKeptAcrossRestart(t *testing.T) {
+	ctx := context.Background()
+	cacheDir := t.TempDir()
+	cfg := Config{MaxEntries: 100, ChangeListPeriod: time.Hour, Cache: CacheConfig{Dir: cacheDir}}
+	f := newSQLiteFixture(t, cfg)
+	apply := func(at time.Time, i int) {
+		ev := &viaduct.Event{Source: "origin", Collection: "alpha", URI: fmt.Sprintf("http://origin.example.com/r%d", i),
+			Op: resourcesync.Created, Type: "text/plain", Upstream: viaduct.Change{Source: "origin", Collection: "alpha"}}
+		ev.Upstream.URI, ev.Upstream.Op = ev.URI, ev.Op
+		f.apply(t, at, ev, []byte(fmt.Sprint(i)))
+	}
+	for i := range 250 {
+		apply(base.Add(time.Duration(i)*time.Second), i)
+	}
+	apply(base.Add(2*time.Hour), 250) // closes the first period
+	lists := readSplit(t, f.fixture, 100)
+	var want []time.Time
+	for _, l := range lists {
+		if l.from.Before(base.Add(time.Hour)) {
+			want = append(want, l.from)
+		}
+	}
+	if len(want) != 3 {
+		t.Fatalf("the closed period is %d lists, want 3: %+v", len(want), lists)
+	}
+
+	restarted := func(dir string) (*Server, *sqliteWalkCounter) {
+		t.Helper()
+		wc := &sqliteWalkCounter{SQLiteCatalog: FromSQLite(f.cat)}
+		c := cfg
+		c.BaseURL, c.Collections = f.srv.cfg.BaseURL, f.srv.cfg.Collections
+		c.Cache.Dir = dir
+		srv, err := New(c, wc, f.store, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return srv, wc
+	}
+	st, err := f.srv.cat.Stats(ctx, "alpha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, wc := restarted(cacheDir)
+	got, err := srv.pieces(ctx, "alpha", base, st, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.EqualFunc(got, want, time.Time.Equal) || wc.n != 0 {
+		t.Errorf("after a restart: pieces from %v after walking %d changes, want %v without walking", got, wc.n, want)
+	}
+	srv, wc = restarted(t.TempDir())
+	if got, err = srv.pieces(ctx, "alpha", base, st, true); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.EqualFunc(got, want, time.Time.Equal) || wc.n != 250 {
+		t.Errorf("with no kept cut: pieces from %v after walking %d changes, want %v after 250", got, wc.n, want)
+	}
+}

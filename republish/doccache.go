@@ -17,8 +17,9 @@ import (
 // the cache nothing but a map entry.
 type CacheConfig struct {
 	// Dir holds the cached documents (files named doc-*, removed at
-	// start; nothing else in it is touched). The node
-	// sets it to <data_dir>/cache/documents. Empty: no cache.
+	// start) and the cuts of closed Change List periods (piece-*, kept
+	// across restarts: piecefile.go); nothing else in it is touched.
+	// The node sets it to <data_dir>/cache/documents. Empty: no cache.
 	Dir string `yaml:"dir"`
 	// MaxBytes bounds the files kept; the least recently sent go first.
 	// Default 1 GiB; -1 turns the cache off.
