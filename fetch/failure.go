@@ -63,6 +63,12 @@ func evidence(c *viaduct.Change, uri string) map[string]string {
 
 // classify turns an upstream error on uri into a failure.
 func classify(ctx context.Context, c *viaduct.Change, uri string, err error, notFoundAttempts int) *failure {
+	if ctx.Err() == nil && errors.Is(err, upstream.ErrBusy) {
+		// Nothing was sent, and the change is parked or handed back:
+		// nothing reads a busy failure's evidence, which a saturated
+		// host would otherwise have built for every attempt.
+		return &failure{reason: "busy", retry: true, busy: true, err: err}
+	}
 	f := &failure{err: err, evidence: evidence(c, uri)}
 	f.evidence["error"] = err.Error()
 	var ue *upstream.Error
@@ -72,8 +78,6 @@ func classify(ctx context.Context, c *viaduct.Change, uri string, err error, not
 	switch {
 	case ctx.Err() != nil:
 		f.reason, f.retry, f.interrupted = "interrupted", true, true
-	case errors.Is(err, upstream.ErrBusy):
-		f.reason, f.retry, f.busy = "busy", true, true
 	case errors.Is(err, upstream.ErrForbidden):
 		f.reason = "forbidden"
 	case errors.Is(err, upstream.ErrNotFound):

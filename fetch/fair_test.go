@@ -68,11 +68,7 @@ func TestSlowSourceSlowsOnlyItself(t *testing.T) {
 			slow := startSim(t, sim.Config{Resources: 30, MinSize: 4096, MaxSize: 4096})
 			healthy := startSim(t, sim.Config{Resources: 100, MinSize: 500, MaxSize: 1000})
 			slowChanges := renamed(simChanges(t, slow), "slow")
-			for _, c := range slowChanges {
-				if err := slow.SetFault(resPath(slow, c.URI), sim.Fault{Trickle: 5 * time.Second}); err != nil {
-					t.Fatal(err)
-				}
-			}
+			trickle(t, slow, slowChanges, 5*time.Second)
 			q := startQueue(t)
 			store, _ := dirStore(t)
 			publishAll(t, q, slowChanges)
@@ -109,11 +105,7 @@ func TestParkedGroupsTakeOnePlaceEach(t *testing.T) {
 	slow := startSim(t, sim.Config{Resources: 64, MinSize: 4096, MaxSize: 4096})
 	healthy := startSim(t, sim.Config{Resources: 100, MinSize: 500, MaxSize: 1000})
 	slowChanges := renamed(simChanges(t, slow), "slow")
-	for _, c := range slowChanges {
-		if err := slow.SetFault(resPath(slow, c.URI), sim.Fault{Trickle: 5 * time.Second}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	trickle(t, slow, slowChanges, 5*time.Second)
 	q := startQueue(t)
 	store, _ := dirStore(t)
 	batch := make([]*viaduct.Change, len(slowChanges))
@@ -136,6 +128,16 @@ func TestParkedGroupsTakeOnePlaceEach(t *testing.T) {
 	runPool(t, cfg, queueDeps(t, q, store, twoSources(t, slow, healthy, cfg.Workers)))
 
 	healthyStored(t, q, 100)
+}
+
+// trickle has srv send each of changes' bitstreams over d.
+func trickle(t *testing.T, srv *sim.Server, changes []viaduct.Change, d time.Duration) {
+	t.Helper()
+	for _, c := range changes {
+		if err := srv.SetFault(resPath(srv, c.URI), sim.Fault{Trickle: d}); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // healthyStored waits up to 60s (a few seconds on an idle machine) for n
@@ -164,11 +166,7 @@ func TestBusyAttemptsAreNotTimed(t *testing.T) {
 	slow := startSim(t, sim.Config{Resources: 16, MinSize: 1024, MaxSize: 1024})
 	healthy := startSim(t, sim.Config{Resources: 1, MinSize: 100, MaxSize: 100})
 	changes := renamed(simChanges(t, slow), "slow")
-	for _, c := range changes {
-		if err := slow.SetFault(resPath(slow, c.URI), sim.Fault{Trickle: 200 * time.Millisecond}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	trickle(t, slow, changes, 200*time.Millisecond)
 	q := startQueue(t)
 	store, _ := dirStore(t)
 	publishAll(t, q, changes)
@@ -176,14 +174,7 @@ func TestBusyAttemptsAreNotTimed(t *testing.T) {
 	cfg := testConfig()
 	cfg.Workers = 8 // the slow host has two slots: six workers find it busy
 	reg := prometheus.NewRegistry()
-	p, err := New(cfg, queueDeps(t, q, store, twoSources(t, slow, healthy, cfg.Workers)), testLogger(t), reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Run(ctx) }()
-	t.Cleanup(func() { cancel(); p.Close(); <-done })
+	runPoolWith(t, cfg, queueDeps(t, q, store, twoSources(t, slow, healthy, cfg.Workers)), reg)
 
 	eventually(t, 60*time.Second, "every slow change stored", func() bool {
 		return len(events(t, q)) == len(changes)

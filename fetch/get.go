@@ -48,7 +48,7 @@ func (p *Pool) fetch(ctx context.Context, msg *queue.ChangeMsg, client *upstream
 			break
 		}
 	}
-	if len(tried) > 1 && best.evidence != nil {
+	if len(tried) > 1 && !best.busy { // a busy failure carries no evidence
 		best.evidence["tried"] = strings.Join(tried, "\n")
 	}
 	return nil, best
@@ -61,18 +61,17 @@ func (p *Pool) fetch(ctx context.Context, msg *queue.ChangeMsg, client *upstream
 func (p *Pool) fetchOne(ctx context.Context, c *viaduct.Change, client *upstream.Client, uri string, wait time.Duration) (*staged, *failure) {
 	start := time.Now()
 	resp, err := client.Get(ctx, upstream.Request{URI: uri, Source: c.Source, MaxBytes: p.cfg.MaxBlobBytes, HostWait: wait, Declared: c.Length})
-	if errors.Is(err, upstream.ErrBusy) {
-		// Nothing was sent: the change is parked or handed back, and
-		// neither its evidence nor its time is ever read.
-		return nil, &failure{reason: "busy", retry: true, busy: true, err: err}
-	}
-	defer func() { p.m.duration.WithLabelValues(c.Source).Observe(time.Since(start).Seconds()) }()
 	if err != nil {
-		if f := p.overDeclared(c, uri, err); f != nil {
-			return nil, f
+		f := p.overDeclared(c, uri, err)
+		if f == nil {
+			f = classify(ctx, c, uri, err, p.cfg.NotFoundAttempts)
 		}
-		return nil, classify(ctx, c, uri, err, p.cfg.NotFoundAttempts)
+		if !f.busy { // a busy host's attempt sent nothing: it is not timed
+			p.timed(c.Source, start)
+		}
+		return nil, f
 	}
+	defer p.timed(c.Source, start)
 	defer resp.Body.Close()
 	want := expect(c, resp)
 	w, err := p.deps.Blobs.Create(ctx, want)
@@ -117,6 +116,11 @@ func (p *Pool) fetchOne(ctx context.Context, c *viaduct.Change, client *upstream
 	handed = true
 	ev := newEvent(c, sums.Get(resourcesync.SHA256), sums.Get(resourcesync.MD5), size, typeOr(c.Type, resp.Header.Get("Content-Type")))
 	return &staged{w: w, c: c, uri: uri, ev: ev}, nil
+}
+
+// timed observes a GET of source's that began at start.
+func (p *Pool) timed(source string, start time.Time) {
+	p.m.duration.WithLabelValues(source).Observe(time.Since(start).Seconds())
 }
 
 // expect is what a change's copy is expected to be: the length the Source

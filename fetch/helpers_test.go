@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/viaduct-mirror/viaduct"
 	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/internal/testutil"
@@ -215,7 +217,13 @@ func blobFiles(t testing.TB, s *dir.Store) []string {
 // returned stop is called).
 func runPool(t testing.TB, cfg Config, deps Deps) (*Pool, func()) {
 	t.Helper()
-	p, err := New(cfg, deps, testLogger(t), nil)
+	return runPoolWith(t, cfg, deps, nil)
+}
+
+// runPoolWith is runPool with the pool's metrics registered on reg.
+func runPoolWith(t testing.TB, cfg Config, deps Deps, reg prometheus.Registerer) (*Pool, func()) {
+	t.Helper()
+	p, err := New(cfg, deps, testLogger(t), reg)
 	if err != nil {
 		t.Fatalf("new pool: %v", err)
 	}

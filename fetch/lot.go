@@ -124,7 +124,7 @@ func (l *lot) take() *queue.ChangeMsg {
 		}
 		key := l.ring[l.next]
 		h := l.hosts[key]
-		if h.ok && h.q[0].client.SaturatedAt(h.auth) {
+		if h.ok && h.q[0].client.Saturated(h.auth) {
 			l.next++
 			continue
 		}

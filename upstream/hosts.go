@@ -102,17 +102,7 @@ func (h *hosts) saturated(a Authority) bool {
 	return len(l.slots) == cap(l.slots) || l.rate.Tokens() < 1
 }
 
-// Saturated reports whether every concurrency slot of uri's host is taken,
-// or its request rate allows none, right now, so that a caller with other work can do it first. A URI
-// without an authority is never saturated.
-func (c *Client) Saturated(uri string) bool {
-	a, err := ParseAuthority(uri)
-	if err != nil {
-		return false
-	}
-	return c.core.hosts.saturated(a)
-}
-
-// SaturatedAt is Saturated for an authority already read (ParseAuthority),
-// for a caller that asks about the same host again and again.
-func (c *Client) SaturatedAt(a Authority) bool { return c.core.hosts.saturated(a) }
+// Saturated reports whether every concurrency slot of host a (read with
+// ParseAuthority) is taken, or its request rate allows none, right now,
+// so that a caller with other work can do it first.
+func (c *Client) Saturated(a Authority) bool { return c.core.hosts.saturated(a) }

@@ -125,8 +125,12 @@ func TestHostWaitBusy(t *testing.T) {
 		}
 		held <- err
 	}()
-	eventually(t, "the held request to take the slot", func() bool { return c.Saturated(srv.URL + "/other") })
-	_, err := c.Get(context.Background(), Request{URI: srv.URL + "/other", Source: "s", HostWait: 50 * time.Millisecond})
+	host, err := ParseAuthority(srv.URL + "/other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the held request to take the slot", func() bool { return c.Saturated(host) })
+	_, err = c.Get(context.Background(), Request{URI: srv.URL + "/other", Source: "s", HostWait: 50 * time.Millisecond})
 	if !errors.Is(err, ErrBusy) {
 		t.Fatalf("Get with HostWait on a saturated host: %v, want ErrBusy", err)
 	}
