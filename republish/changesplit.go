@@ -51,9 +51,8 @@ type pieceCache struct {
 // request after more changes walks only those (see pieces).
 type openSplit struct {
 	changes, last, horizon int64
-	p                      []time.Time
+	sp                     splitter // sp.out: the pieces' starts
 	walked                 bool
-	tail                   splitter
 }
 
 // getOpen returns the kept split of an open period: current when it
@@ -116,14 +115,14 @@ func (s *Server) pieces(ctx context.Context, coll string, start time.Time, st St
 	} else {
 		o, current, ok := s.split.getOpen(coll, start, st)
 		if current {
-			return o.p, nil
+			return o.sp.out, nil
 		}
 		if ok && o.walked && st.Changes > o.changes && o.horizon == st.Horizon.UnixNano() {
 			// The log only grows at its end: walk the changes after
 			// the last one walked, and keep the split if they are all
 			// the collection gained (else something else changed the
 			// log, and the period is split again from its start).
-			sp := o.tail.clone()
+			sp := o.sp.clone()
 			from := start
 			if !sp.last.IsZero() {
 				from = sp.last.Add(time.Microsecond)
@@ -133,7 +132,7 @@ func (s *Server) pieces(ctx context.Context, coll string, start time.Time, st St
 				return nil, err
 			}
 			if n == st.Changes-o.changes {
-				s.split.putOpen(coll, start, st, openSplit{p: sp.out, walked: true, tail: sp})
+				s.split.putOpen(coll, start, st, openSplit{sp: sp, walked: true})
 				return sp.out, nil
 			}
 		}
@@ -141,7 +140,7 @@ func (s *Server) pieces(ctx context.Context, coll string, start time.Time, st St
 		if err != nil {
 			return nil, err
 		}
-		s.split.putOpen(coll, start, st, openSplit{p: sp.out, walked: walked, tail: sp})
+		s.split.putOpen(coll, start, st, openSplit{sp: sp, walked: walked})
 		return sp.out, nil
 	}
 	sp, _, err := s.split1(ctx, coll, start, true)
@@ -154,9 +153,9 @@ func (s *Server) pieces(ctx context.Context, coll string, start time.Time, st St
 func (s *Server) split1(ctx context.Context, coll string, start time.Time, closed bool) (sp splitter, walked bool, err error) {
 	end := start.Add(s.cfg.ChangeListPeriod)
 	sp = newSplitter(start)
+	n := int64(-1) // the period's changes, when the catalog counts them
 	if cc, ok := s.cat.(changeCounter); ok {
-		n, err := cc.CountChanges(ctx, coll, start, end)
-		if err != nil {
+		if n, err = cc.CountChanges(ctx, coll, start, end); err != nil {
 			return sp, false, err
 		}
 		// A period that fits by count is one list unless its entries
@@ -173,11 +172,6 @@ func (s *Server) split1(ctx context.Context, coll string, start time.Time, close
 				sp.out = p
 				return sp, false, nil
 			}
-			defer func() {
-				if err == nil {
-					s.savePieces(coll, start, n, sp.out)
-				}
-			}()
 		}
 	}
 	if _, err := s.walkSplit(ctx, coll, start, end, &sp); err != nil {
@@ -185,6 +179,9 @@ func (s *Server) split1(ctx context.Context, coll string, start time.Time, close
 	}
 	if closed {
 		s.split.put(coll, start, sp.out)
+		if n >= 0 {
+			s.savePieces(coll, start, n, sp.out)
+		}
 	}
 	return sp, true, nil
 }

@@ -63,16 +63,19 @@ func (s *Server) savePieces(coll string, start time.Time, n int64, p []time.Time
 	for i, t := range p {
 		f.Starts[i] = t.Sub(start).Microseconds()
 	}
-	if err := writeFileAtomic(s.piecePath(coll, start), f); err != nil {
+	b, err := json.Marshal(f)
+	if err == nil {
+		err = replaceFile(s.piecePath(coll, start), b)
+	}
+	if err != nil {
 		s.log.Warn("republish: could not keep a Change List period's cut; it is walked again after a restart", "collection", coll, "period", start.UTC().Format(periodLayout), "err", err)
 	}
 }
 
-func writeFileAtomic(path string, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
+// replaceFile puts b at path whole or not at all (a temporary file
+// renamed over it). It is not synced: a cut lost to a crash is walked
+// again, and a file left empty does not read as one.
+func replaceFile(path string, b []byte) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".piece-*")
 	if err != nil {
 		return err
