@@ -208,12 +208,12 @@ func sizes(data string) map[string]int64 {
 	return m
 }
 
-// intervalRates is the rate of the first interval that stored anything
-// and of the last one.
 // stallAfter is how long a baseline may add nothing to the catalog before
 // the run is given up; a node's start and its first pass take seconds.
 const stallAfter = 2 * time.Minute
 
+// intervalRates is the rate of the first interval that stored anything
+// and of the last one.
 func intervalRates(s []sample) (first, last float64) {
 	return rateAt(s, firstMoving(s)), rateAt(s, len(s)-1)
 }
