@@ -54,11 +54,15 @@ type Config struct {
 	// worker, because their host had every slot taken
 	// (upstream.per_host_concurrency) when they came: the workers turn to
 	// other Sources' changes meanwhile and take a parked one as soon as its
-	// host has a free slot. One host may hold a quarter of it: 128 groups,
-	// 4,096 changes, by default, two Sources' worth of harvest.max_backlog.
-	// It must stay well under the CHANGES consumer's pending window
-	// (JetStream's max_ack_pending, 1000 messages), or parked changes would
-	// keep other Sources' changes from being delivered. Default 512.
+	// host has a free slot. One host may hold a quarter of it. It is
+	// larger than what the harvester queues at its defaults (twice
+	// harvest.max_backlog, 1,250 messages), so that every Source queued
+	// finds a place and none waits behind the Sources queued before it
+	// (with 512, the last of 50 Sources began 20 s late). It must stay
+	// under the CHANGES consumer's pending window (queue.max_ack_pending,
+	// with three times Workers and a pull's worth), or parked changes
+	// would keep other Sources' changes from being delivered: node.Config
+	// checks that. Default 2048.
 	MaxParked int `yaml:"max_parked"`
 	// HostWait is how long a worker waits for a slot of a saturated host
 	// when its change cannot be parked (the lot, or the host's share of
@@ -84,7 +88,7 @@ func Defaults() Config {
 		NotFoundAttempts: 3,
 		InProgressEvery:  20 * time.Second,
 		DrainTimeout:     30 * time.Second,
-		MaxParked:        512,
+		MaxParked:        2048,
 		HostWait:         2 * time.Second,
 		BusyRetry:        2 * time.Second,
 	}
@@ -118,8 +122,8 @@ func (c *Config) Validate() error {
 	if c.DrainTimeout < 0 {
 		bad("drain_timeout", "must not be negative, got %s", c.DrainTimeout)
 	}
-	if c.MaxParked < 0 || c.MaxParked > 900 {
-		bad("max_parked", "must be between 0 and 900 (under the consumer's 1000 pending), got %d", c.MaxParked)
+	if c.MaxParked < 0 {
+		bad("max_parked", "must not be negative, got %d", c.MaxParked)
 	}
 	if c.HostWait < 0 {
 		bad("host_wait", "must not be negative, got %s", c.HostWait)

@@ -328,7 +328,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("blobs.kind: %q is not dir or s3", c.Blobs.Kind))
 	}
 	errs = append(errs, c.checkShared())
-	errs = append(errs, c.Upstream.Validate(), c.Fetch.Validate())
+	errs = append(errs, c.Upstream.Validate(), c.Fetch.Validate(), c.checkPending())
 	field("harvest", c.Harvest.Validate())
 	errs = append(errs, c.checkSources()...)
 	field("republish.notify", c.Republish.Notify.Validate())
@@ -344,4 +344,18 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New(strings.Replace(err.Error(), "republish: ", "republish.", 1)))
 	}
 	return errors.Join(errs...)
+}
+
+// checkPending refuses a lot of parked changes that could fill the
+// CHANGES consumer's pending window: with every message it may hold
+// delivered and unacknowledged (the lot, a change in each worker's hands,
+// twice as many being committed, a pull taken ahead), the server would
+// deliver no other Source's change until a parked host drained.
+func (c *Config) checkPending() error {
+	need := c.Fetch.MaxParked + 3*c.Fetch.Workers + queue.PullBatch
+	if c.Queue.MaxAckPending <= 0 || need <= c.Queue.MaxAckPending {
+		return nil
+	}
+	return fmt.Errorf("fetch.max_parked: %d parked messages, with %d under way (3 x fetch.workers) and %d pulled ahead, need %d of the CHANGES consumer's pending window, more than queue.max_ack_pending (%d): lower max_parked or raise max_ack_pending",
+		c.Fetch.MaxParked, 3*c.Fetch.Workers, queue.PullBatch, need, c.Queue.MaxAckPending)
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/viaduct-mirror/viaduct/queue"
 )
 
 // TestConfigsLoad keeps the example configurations true: every file under
@@ -73,6 +75,8 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		"sources: [{name: a, url: 'https://a.example/'}]\nfetch:\n  worker: 3\n":                  "worker",
 		"public_url: ftp://x\nsources: [{name: a, url: 'https://a.example/'}]\n":                  "public_url",
 		"sources: [{name: a, url: 'https://a.example/'}, {name: a, url: 'https://b.example/'}]\n": "sources",
+		"sources: [{name: a, url: 'https://a.example/'}]\nfetch:\n  max_parked: 9700\n":           "queue.max_ack_pending",
+		"sources: [{name: a, url: 'https://a.example/'}]\nqueue:\n  max_ack_pending: 2000\n":      "fetch.max_parked",
 	}
 	for body, want := range cases {
 		f := filepath.Join(t.TempDir(), "c.yaml")
@@ -83,5 +87,21 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("config %q: got error %v, want one naming %q", body, err, want)
 		}
+	}
+}
+
+// At the defaults, the lot of parked changes holds every message the
+// harvester may queue (twice harvest.max_backlog, in groups), so that a
+// Source queued behind others is never held back by a full lot, and it
+// fits the CHANGES consumer's pending window with the workers' share.
+func TestLotHoldsWhatTheHarvesterQueues(t *testing.T) {
+	def := Defaults()
+	def.Fill()
+	queued := 2 * def.Harvest.MaxBacklog / queue.GroupMax
+	if def.Fetch.MaxParked <= queued {
+		t.Errorf("fetch.max_parked %d: the harvester may queue %d messages of CHANGES at its defaults", def.Fetch.MaxParked, queued)
+	}
+	if err := def.checkPending(); err != nil {
+		t.Errorf("the defaults: %v", err)
 	}
 }

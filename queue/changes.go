@@ -16,11 +16,12 @@ import (
 // even on a server that never answers.
 const pollWait = 5 * time.Second
 
-// pullBatch is how many changes one pull may take when several are
+// PullBatch is how many changes one pull may take when several are
 // waiting: one round trip to the server then serves that many Next calls.
 // It stays small, since a change taken waits in the stream's buffer with
-// its ack timer running until a worker is free.
-const pullBatch = 16
+// its ack timer running until a worker is free; the consumer's pending
+// window (Config.MaxAckPending) counts them.
+const PullBatch = 16
 
 // pullGroups is how many messages one pull may take right after a group:
 // a group is up to GroupMax changes, and the groups waiting behind it in
@@ -30,7 +31,7 @@ const pullGroups = 2
 // ChangeStream hands out changes from the shared CHANGES consumer. Any
 // number of ChangeStreams, in any number of processes, share the work:
 // each change goes to one worker at a time. One ChangeStream may serve
-// many workers at once: it pulls up to pullBatch changes at a time and
+// many workers at once: it pulls up to PullBatch changes at a time and
 // hands them out one by one.
 type ChangeStream struct {
 	q    *Queue
@@ -125,12 +126,12 @@ func (s *ChangeStream) Next(ctx context.Context) (*ChangeMsg, error) {
 }
 
 // take returns the next buffered message, else pulls: first whatever is
-// waiting, up to pullBatch (pullGroups while the last pull brought a
+// waiting, up to PullBatch (pullGroups while the last pull brought a
 // group), without waiting; when nothing is, one message, waiting up to
 // pollWait for it.
 func (s *ChangeStream) take(ctx context.Context) (jetstream.Msg, error) {
 	if len(s.buf) == 0 {
-		n := pullBatch
+		n := PullBatch
 		if s.grouped {
 			n = pullGroups
 		}

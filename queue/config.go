@@ -68,6 +68,15 @@ type Config struct {
 	// store or a lost connection delays work and never freezes a worker.
 	// Default 30s.
 	PublishTimeout time.Duration `yaml:"publish_timeout"`
+	// MaxAckPending is how many messages of CHANGES the consumer keeps
+	// delivered and not yet acknowledged, on every node together: past
+	// it the server delivers nothing more until some are. Each node needs
+	// its fetch.max_parked, three times its fetch.workers and a pull's
+	// worth (16) of it (node.Config checks one node's need), so that
+	// changes set aside for a saturated host never stop the delivery of
+	// other Sources' changes. Default 10,000: four nodes at the fetch
+	// defaults.
+	MaxAckPending int `yaml:"max_ack_pending"`
 	// MaxDeliver is how many times a change is delivered. The worker that
 	// gets the last delivery dead-letters it instead of failing it again.
 	MaxDeliver int `yaml:"max_deliver"`
@@ -128,6 +137,7 @@ func Defaults() Config {
 		Consumer:        "fetch",
 		AckWait:         time.Minute,
 		PublishTimeout:  30 * time.Second,
+		MaxAckPending:   10_000,
 		MaxDeliver:      5,
 		Backoff:         []time.Duration{time.Minute, 5 * time.Minute, 15 * time.Minute, time.Hour},
 		LeaseTTL:        30 * time.Second,
@@ -179,6 +189,9 @@ func (c *Config) Validate() error {
 	}
 	if c.PublishTimeout < 0 {
 		bad("publish_timeout", "must not be negative, got %s", c.PublishTimeout)
+	}
+	if c.MaxAckPending < 1 {
+		bad("max_ack_pending", "must be at least 1, got %d", c.MaxAckPending)
 	}
 	if c.AckWait <= 0 && len(c.Backoff) == 0 {
 		bad("ack_wait", "must be positive, got %s", c.AckWait)

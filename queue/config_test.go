@@ -49,6 +49,7 @@ func TestConfigValidateNamesTheField(t *testing.T) {
 		{"queue.consumer", func(c *queue.Config) { c.Consumer = "fetch.workers" }},
 		{"queue.events_max_age", func(c *queue.Config) { c.EventsMaxAge = c.DuplicateWindow / 2 }},
 		{"queue.max_deliver", func(c *queue.Config) { c.MaxDeliver = 0 }},
+		{"queue.max_ack_pending", func(c *queue.Config) { c.MaxAckPending = 0 }},
 	} {
 		t.Run(tc.field, func(t *testing.T) {
 			cfg := queue.Defaults()

@@ -169,6 +169,7 @@ func TestSharedSettingsKeptUnlessMigrating(t *testing.T) {
 	cfg.URL, cfg.Dir = srv.ClientURL(), ""
 	cfg.DuplicateWindow = 3 * time.Minute
 	cfg.MaxDeliver = 7
+	cfg.MaxAckPending = 2000
 	cfg.LeaseTTL = 45 * time.Second
 	other, err := queue.Open(ctx, cfg, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
@@ -178,7 +179,7 @@ func TestSharedSettingsKeptUnlessMigrating(t *testing.T) {
 		t.Fatal(err)
 	}
 	other.Close()
-	for _, want := range []string{"stream=EVENTS", "duplicate_window: found " + queue.Defaults().DuplicateWindow.String() + ", this node wants 3m0s", "max_deliver: found 3, this node wants 7", "bucket=viaduct_leases", "ttl 30s, this node wants 45s"} {
+	for _, want := range []string{"stream=EVENTS", "duplicate_window: found " + queue.Defaults().DuplicateWindow.String() + ", this node wants 3m0s", "max_deliver: found 3, this node wants 7", "max_ack_pending: found 10000, this node wants 2000", "bucket=viaduct_leases", "ttl 30s, this node wants 45s"} {
 		if !strings.Contains(logs.String(), want) {
 			t.Errorf("log does not say %q:\n%s", want, logs.String())
 		}
@@ -214,5 +215,12 @@ func TestSharedSettingsKeptUnlessMigrating(t *testing.T) {
 	}
 	if st.TTL() != 45*time.Second {
 		t.Fatalf("migrate left the lease TTL at %s", st.TTL())
+	}
+	cons, err := srv.JetStream().Consumer(ctx, queue.StreamChanges, cfg.Consumer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cons.CachedInfo().Config.MaxAckPending; got != 2000 {
+		t.Fatalf("migrate left the CHANGES consumer's max_ack_pending at %d", got)
 	}
 }

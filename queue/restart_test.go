@@ -114,3 +114,36 @@ func TestReopenKeepsEverything(t *testing.T) {
 		t.Errorf("CHANGES holds %d after republishing a processed change, want 0", n)
 	}
 }
+
+// A data directory whose CHANGES consumer was made with JetStream's
+// default pending window of 1,000 messages (before max_ack_pending was a
+// setting) gets the configured window when the embedded server opens it
+// again, with the changes it holds.
+func TestReopenWidensThePendingWindow(t *testing.T) {
+	cfg := queuetest.Config(t)
+	cfg.MaxAckPending = 1000
+	ctx := context.Background()
+	q := open(t, cfg)
+	if err := q.PublishChange(ctx, testChange(0)); err != nil {
+		t.Fatal(err)
+	}
+	q.Close()
+
+	cfg.MaxAckPending = queue.Defaults().MaxAckPending
+	q = open(t, cfg)
+	defer q.Close()
+	cons, err := q.JetStream().Consumer(ctx, queue.StreamChanges, cfg.Consumer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cons.CachedInfo().Config.MaxAckPending; got != cfg.MaxAckPending {
+		t.Fatalf("the CHANGES consumer's pending window after reopening: %d, want %d", got, cfg.MaxAckPending)
+	}
+	s, err := q.Changes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := next(t, s); m.Change.URI != testChange(0).URI {
+		t.Fatalf("the change queued before reopening came back as %s", m.Change.URI)
+	}
+}

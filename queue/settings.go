@@ -101,6 +101,7 @@ func consumerDiffs(have, want *jetstream.ConsumerConfig) []string {
 	d.add("filter_subject", have.FilterSubject, want.FilterSubject)
 	d.add("ack_wait", have.AckWait, want.AckWait)
 	d.add("max_deliver", have.MaxDeliver, want.MaxDeliver)
+	d.add("max_ack_pending", have.MaxAckPending, want.MaxAckPending)
 	d.add("backoff", durations(have.BackOff), durations(want.BackOff))
 	if want.Replicas != 0 && have.Replicas != 0 {
 		d.add("replicas", have.Replicas, want.Replicas)

@@ -62,6 +62,7 @@ func changesConsumer(cfg *Config) jetstream.ConsumerConfig {
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       cfg.AckWait,
 		MaxDeliver:    cfg.MaxDeliver,
+		MaxAckPending: cfg.MaxAckPending,
 		BackOff:       cfg.Backoff,
 		Replicas:      cfg.Replicas,
 	}
