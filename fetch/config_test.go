@@ -19,7 +19,7 @@ func TestConfigDefaultsValidateAndLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Config{Workers: 3, MaxBlobBytes: 1 << 20, RetryBase: 2 * time.Second, RetryMax: time.Minute, NotFoundAttempts: 4, InProgressEvery: 5 * time.Second,
-		MaxParked: 512, HostWait: 2 * time.Second, BusyRetry: 2 * time.Second}
+		MaxParked: 2048, HostWait: 2 * time.Second, BusyRetry: 2 * time.Second}
 	if cfg != want {
 		t.Errorf("loaded %+v, want %+v", cfg, want)
 	}
