@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -200,5 +201,92 @@ func TestBusyAttemptsAreNotTimed(t *testing.T) {
 	}
 	if timed != uint64(len(changes)) {
 		t.Errorf("viaduct_fetch_duration_seconds counted %d attempts for %d GETs (%v parked on the way)", timed, len(changes), parked)
+	}
+}
+
+// TestEverySourceQueuedFindsAPlace: six Sources' baselines, two groups of
+// 32 changes each, are queued one after another, and every host allows
+// one request at a time at 16 a second, so that each Source takes 4s or more
+// however many workers there are. The lot holds every message queued, as
+// fetch.max_parked holds what the harvester queues at the defaults, and
+// a worker that could not park a change would wait on its host for
+// longer than the test: the workers park what they cannot fetch yet and
+// go on down the queue, so every Source has a bitstream stored before
+// any Source is done. A lot smaller than the queue kept the Sources
+// queued last waiting for the first ones to drain.
+func TestEverySourceQueuedFindsAPlace(t *testing.T) {
+	const sources, each = 6, 2 * queue.GroupMax
+	q := startQueue(t)
+	store, _ := dirStore(t)
+	clients := map[string]*upstream.Client{}
+	for i := range sources {
+		name := fmt.Sprintf("s%d", i)
+		srv := startSim(t, sim.Config{Resources: each, MinSize: 100, MaxSize: 200})
+		ucfg := upstream.DefaultConfig()
+		ucfg.AllowLoopback = true
+		ucfg.PerHostConcurrency = 1
+		ucfg.PerHostRate, ucfg.PerHostBurst = 16, 1
+		base, err := upstream.New(ucfg, upstream.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { base.Close() })
+		pol, err := base.NewPolicy(srv.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clients[name] = base.WithPolicy(pol)
+		changes := renamed(simChanges(t, srv), name)
+		batch := make([]*viaduct.Change, len(changes))
+		for j := range changes {
+			batch[j] = &changes[j]
+		}
+		if err := q.PublishChanges(context.Background(), batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := streamMsgs(t, q, queue.StreamChanges); n != 2*sources {
+		t.Fatalf("%d messages of CHANGES, want %d groups", n, 2*sources)
+	}
+
+	cfg := testConfig()
+	cfg.Workers = 3
+	cfg.MaxParked = 2 * sources
+	cfg.HostWait = 10 * time.Minute // a change not parked holds its worker
+	cfg.BusyRetry = 10 * time.Minute
+	runPool(t, cfg, queueDeps(t, q, store, func(s string) *upstream.Client { return clients[s] }))
+
+	start := time.Now()
+	firsts := map[string]time.Duration{}
+	eventually(t, 2*time.Minute, "every Source's changes stored", func() bool {
+		stored := map[string]int{}
+		for _, e := range events(t, q) {
+			stored[e.Source]++
+		}
+		done := ""
+		for i := range sources {
+			name := fmt.Sprintf("s%d", i)
+			if _, ok := firsts[name]; !ok && stored[name] > 0 {
+				firsts[name] = time.Since(start)
+			}
+			if stored[name] == each && done == "" {
+				done = name
+			}
+		}
+		if done != "" && len(firsts) < sources {
+			t.Fatalf("%s is done while only %d of %d Sources have a bitstream stored (%v)", done, len(firsts), sources, firsts)
+		}
+		return done != "" && len(stored) == sources && func() bool {
+			for _, n := range stored {
+				if n != each {
+					return false
+				}
+			}
+			return true
+		}()
+	})
+	t.Logf("first bitstream of each Source stored after %v", firsts)
+	if dl := deadLetters(t, q); len(dl) != 0 {
+		t.Errorf("%d changes dead-lettered, want none: %+v", len(dl), dl[0])
 	}
 }

@@ -70,9 +70,10 @@ func (v *backlogView) queued() {
 // most), while theirs drains to their new, smaller shares. Having waited,
 // it lets the workers bring its part down to three quarters of the share
 // (and the whole to three quarters of its limit), so that a long baseline
-// is queued in strides rather than one batch per poll. The wait lends the
-// pass's slot (harvest.concurrency) to other Sources' passes after
-// harvest.starved_after, as a wait on the Source does. A failure to read
+// is queued in strides rather than one batch per poll. The wait gives the
+// pass's slot (harvest.concurrency) to other Sources' passes at once: it
+// is no work of the pass's, unlike a wait on the Source, which lends the
+// slot only after harvest.starved_after. A failure to read
 // the backlog is logged and does not stop the pass: the bound protects
 // memory, it is not a correctness condition. Before it waits, the
 // documents still being read are set aside (spoolOpen): the wait must not
@@ -108,7 +109,7 @@ func (p *pass) awaitBacklog(ctx context.Context) error {
 	p.spoolOpen()
 	t := time.NewTicker(backlogPoll)
 	defer t.Stop()
-	return p.slot.waiting(ctx, func() error {
+	return p.slot.aside(ctx, func() error {
 		for {
 			select {
 			case <-ctx.Done():

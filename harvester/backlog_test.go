@@ -175,3 +175,44 @@ func TestLateSourceQueuesItsShare(t *testing.T) {
 		}
 	}
 }
+
+// TestBacklogWaitGivesTheSlot: with one harvest slot and a starved_after
+// longer than the test, a baseline of Source a fills the backlog and
+// waits for the workers; a pass over Source b gets the slot and queues its
+// share at once (under a second on an idle machine): waiting on the
+// workers is no work of a's pass. When the wait lent the slot only after
+// starved_after, as a wait on the Source does, the passes of fifty Sources
+// started four every 2.3 s.
+func TestBacklogWaitGivesTheSlot(t *testing.T) {
+	const resources, maxBacklog = 1200, 320
+	e := newEnv(t)
+	a := startSim(t, sim.Config{Resources: resources, Seed: 3})
+	b := startSim(t, sim.Config{Resources: resources, Seed: 4})
+	cfg := Defaults()
+	cfg.MaxBacklog = maxBacklog
+	cfg.Concurrency = 1
+	cfg.StarvedAfter = 10 * time.Minute
+	h, err := New(cfg, []SourceConfig{simSource("a", a), simSource("b", b)}, Deps{Client: e.client, Upstream: e.ucfg, Cursors: e.cat, Held: e.cat, Publisher: e.q}, slog.New(slog.DiscardHandler), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	done := make(chan error, 2)
+	defer func() { cancel(); <-done; <-done }()
+	for _, name := range []string{"a", "b"} {
+		if name == "b" {
+			testutil.Eventually(t, 30*time.Second, "a's baseline to fill the backlog", func() bool {
+				total, _, err := e.q.Backlogs(ctx)
+				return err == nil && total > maxBacklog/queue.GroupMax
+			})
+		}
+		go func() { done <- h.SyncOnce(ctx, name) }()
+	}
+	start := time.Now()
+	testutil.Eventually(t, 30*time.Second, "b's changes queued while a waits on the workers", func() bool {
+		_, by, err := e.q.Backlogs(ctx)
+		return err == nil && by[queue.ChangeSubject("b")] > 0
+	})
+	t.Logf("b queued %s after a's baseline filled the backlog", time.Since(start).Round(time.Millisecond))
+}

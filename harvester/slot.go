@@ -58,6 +58,24 @@ func (s *slot) waiting(ctx context.Context, f func() error) error {
 	return err
 }
 
+// aside runs f, which waits on something other than the Source (the
+// fetch workers bringing the backlog down): nothing of the pass's work is
+// under way, so the slot is given back at once, not after s.after, and
+// taken again when f returns. Held for s.after, the slots let four passes
+// start every s.after, and the last of fifty Sources began fetching 25 s
+// after the first. A nil slot only runs f.
+func (s *slot) aside(ctx context.Context, f func() error) error {
+	if s == nil || !s.held.Load() {
+		return f()
+	}
+	s.give()
+	err := f()
+	if terr := s.take(ctx); terr != nil && err == nil {
+		err = terr
+	}
+	return err
+}
+
 // reader is body read under waiting; body itself for a nil slot.
 func (s *slot) reader(ctx context.Context, body io.ReadCloser) io.ReadCloser {
 	if s == nil || s.after <= 0 {
