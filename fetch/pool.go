@@ -163,10 +163,11 @@ func (p *Pool) Close() error {
 var errBusy = errors.New("fetch: host busy")
 
 // lotPoll is how long a worker waits for a new change while some are
-// parked, before it looks at the lot again. The one worker whose pull is
-// already with the server waits for its answer (queue.ChangeStream.Next,
-// up to its poll of 5s) so that nothing delivered is dropped; the others
-// come back to the lot on time.
+// parked, before it looks at the lot again; one of them, the lot's
+// watcher, comes back as soon as a parked host's rate allows a request
+// (lot.watch). The one worker whose pull is already with the server waits
+// for its answer (queue.ChangeStream.Next, up to its poll of 5s) so that
+// nothing delivered is dropped; the others come back to the lot on time.
 const lotPoll = 500 * time.Millisecond
 
 // work is one worker: take a parked change whose host is free, else a new
@@ -193,6 +194,20 @@ func (p *Pool) work(ctx, workCtx context.Context) error {
 func (p *Pool) next(ctx context.Context) (*queue.ChangeMsg, error) {
 	nctx := ctx
 	if p.lot.len() > 0 {
+		// The watcher pulls nothing: a pull already with the server is
+		// waited for whatever the deadline, and the other workers pull.
+		if poll, ok := p.lot.watch(lotPoll); ok && p.cfg.Workers > 1 {
+			t := time.NewTimer(poll)
+			select {
+			case <-ctx.Done():
+			case <-t.C:
+			}
+			t.Stop()
+			p.lot.unwatch()
+			return nil, nil
+		} else if ok {
+			p.lot.unwatch()
+		}
 		var cancel context.CancelFunc
 		nctx, cancel = context.WithTimeout(ctx, lotPoll)
 		defer cancel()

@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"errors"
+	"math"
 	"sync"
 	"time"
 
@@ -106,3 +107,18 @@ func (h *hosts) saturated(a Authority) bool {
 // ParseAuthority) is taken, or its request rate allows none, right now,
 // so that a caller with other work can do it first.
 func (c *Client) Saturated(a Authority) bool { return c.core.hosts.saturated(a) }
+
+// RateWait is how long until host a's request rate allows a request (0:
+// now), and whether every slot of a is taken, which no wait frees: a slot
+// comes back when a request ends.
+func (c *Client) RateWait(a Authority) (wait time.Duration, slotsTaken bool) {
+	l := c.core.hosts.get(a)
+	if len(l.slots) == cap(l.slots) {
+		return 0, true
+	}
+	tokens, limit := l.rate.Tokens(), float64(l.rate.Limit())
+	if tokens >= 1 || limit <= 0 || math.IsInf(limit, 1) {
+		return 0, false
+	}
+	return time.Duration((1 - tokens) / limit * float64(time.Second)), false
+}

@@ -147,3 +147,49 @@ func TestHostWaitBusy(t *testing.T) {
 	}
 	resp.Body.Close()
 }
+
+// TestRateWait: a host with a free slot and a token waits for nothing; a
+// request that takes its only token leaves a wait of about one period of
+// per_host_rate, never more; a request holding its only slot is
+// reported as slots taken.
+func TestRateWait(t *testing.T) {
+	release := make(chan struct{})
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/held" {
+			<-release
+		}
+		io.WriteString(w, "ok")
+	})
+	cfg := testConfig(nil)
+	cfg.PerHostConcurrency = 1
+	cfg.PerHostRate, cfg.PerHostBurst = 2, 1
+	c := newClient(t, cfg, srv.URL)
+	host, err := ParseAuthority(srv.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, taken := c.RateWait(host); w != 0 || taken {
+		t.Fatalf("a host never asked: wait %s, slots taken %v; want 0, false", w, taken)
+	}
+	resp, err := c.Get(context.Background(), Request{URI: srv.URL + "/a", Source: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if w, taken := c.RateWait(host); w <= 0 || w > 500*time.Millisecond || taken {
+		t.Fatalf("after its only token was taken at 2 a second: wait %s, slots taken %v; want (0, 500ms], false", w, taken)
+	}
+	held := make(chan error, 1)
+	go func() {
+		resp, err := c.Get(context.Background(), Request{URI: srv.URL + "/held", Source: "s"})
+		if err == nil {
+			resp.Body.Close()
+		}
+		held <- err
+	}()
+	eventually(t, "the held request to take the slot", func() bool { _, taken := c.RateWait(host); return taken })
+	close(release)
+	if err := <-held; err != nil {
+		t.Fatalf("the held request: %v", err)
+	}
+}
