@@ -160,7 +160,8 @@ const minLotWatch = 5 * time.Millisecond
 // poll), and whether it watches (then it calls unwatch when it is back).
 // The other waiting workers come back every poll. A host whose slots are
 // all taken is not waited for: the worker whose request ends gives the
-// slot back and looks at the lot first. Without a watcher, a lot of
+// slot back and looks at the lot first; when every parked host's slots
+// are taken there is nothing to watch for, and nobody watches. Without a watcher, a lot of
 // rate-bound hosts was looked at only as often as poll allowed each
 // waiting worker: three workers fetched six hosts allowing 16 requests a
 // second each at a fifth of that (BenchmarkFewWorkersManyPoliteHosts).
@@ -170,17 +171,21 @@ func (l *lot) watch(poll time.Duration) (time.Duration, bool) {
 	if l.watched || l.n == 0 {
 		return poll, false
 	}
-	l.watched = true
-	d := poll
+	d, rated := poll, false
 	for _, key := range l.ring {
 		h := l.hosts[key]
 		if !h.ok {
-			return minLotWatch, true
+			d, rated = 0, true
+			break
 		}
 		if w, taken := h.q[0].client.RateWait(h.auth); !taken {
-			d = min(d, w)
+			d, rated = min(d, w), true
 		}
 	}
+	if !rated {
+		return poll, false
+	}
+	l.watched = true
 	return max(d, minLotWatch), true
 }
 
