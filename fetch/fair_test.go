@@ -26,22 +26,12 @@ func twoSources(t *testing.T, slow, healthy *sim.Server, workers int) func(strin
 	t.Helper()
 	clients := map[string]*upstream.Client{}
 	for name, srv := range map[string]*sim.Server{"slow": slow, "healthy": healthy} {
-		cfg := upstream.DefaultConfig()
-		cfg.AllowLoopback = true
-		cfg.MaxAttempts = 1
-		cfg.PerHostConcurrency = map[string]int{"slow": 2, "healthy": workers}[name]
-		cfg.PerHostRate, cfg.PerHostBurst = 1e6, 1e6
-		cfg.BodyRateWindow = 0
-		base, err := upstream.New(cfg, upstream.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { base.Close() })
-		pol, err := base.NewPolicy(srv.URL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		clients[name] = base.WithPolicy(pol)
+		clients[name] = sourceClient(t, srv.URL, func(cfg *upstream.Config) {
+			cfg.MaxAttempts = 1
+			cfg.PerHostConcurrency = map[string]int{"slow": 2, "healthy": workers}[name]
+			cfg.PerHostRate, cfg.PerHostBurst = 1e6, 1e6
+			cfg.BodyRateWindow = 0
+		})
 	}
 	return func(source string) *upstream.Client { return clients[source] }
 }
@@ -272,20 +262,10 @@ func rateBoundSources(t testing.TB, sources, each int, rate float64) (*queue.Que
 	for i := range sources {
 		name := fmt.Sprintf("s%d", i)
 		srv := startSim(t, sim.Config{Resources: each, MinSize: 100, MaxSize: 200, Seed: int64(i + 1)})
-		ucfg := upstream.DefaultConfig()
-		ucfg.AllowLoopback = true
-		ucfg.PerHostConcurrency = 1
-		ucfg.PerHostRate, ucfg.PerHostBurst = rate, 1
-		base, err := upstream.New(ucfg, upstream.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { base.Close() })
-		pol, err := base.NewPolicy(srv.URL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		clients[name] = base.WithPolicy(pol)
+		clients[name] = sourceClient(t, srv.URL, func(cfg *upstream.Config) {
+			cfg.PerHostConcurrency = 1
+			cfg.PerHostRate, cfg.PerHostBurst = rate, 1
+		})
 		changes := renamed(simChanges(t, srv), name)
 		batch := make([]*viaduct.Change, len(changes))
 		for j := range changes {

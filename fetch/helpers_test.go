@@ -55,24 +55,14 @@ func clientsFor(t testing.TB, srv *sim.Server, mirrors ...string) func(string) *
 // clientsForURL is clientsFor of a Source served at url.
 func clientsForURL(t testing.TB, url string, mirrors ...string) func(string) *upstream.Client {
 	t.Helper()
-	cfg := upstream.DefaultConfig()
-	cfg.AllowLoopback = true
-	cfg.MaxAttempts = 1
-	cfg.PerHostConcurrency = 64
-	cfg.PerHostRate = 1e6
-	cfg.PerHostBurst = 1e6
-	cfg.AllowedAuthorities = mirrors
-	cfg.Sleep = func(context.Context, time.Duration) error { return nil }
-	base, err := upstream.New(cfg, upstream.Options{})
-	if err != nil {
-		t.Fatalf("upstream client: %v", err)
-	}
-	t.Cleanup(func() { base.Close() })
-	pol, err := base.NewPolicy(url)
-	if err != nil {
-		t.Fatalf("policy: %v", err)
-	}
-	c := base.WithPolicy(pol)
+	c := sourceClient(t, url, func(cfg *upstream.Config) {
+		cfg.MaxAttempts = 1
+		cfg.PerHostConcurrency = 64
+		cfg.PerHostRate = 1e6
+		cfg.PerHostBurst = 1e6
+		cfg.AllowedAuthorities = mirrors
+		cfg.Sleep = func(context.Context, time.Duration) error { return nil }
+	})
 	return func(source string) *upstream.Client {
 		if source == testSource {
 			return c
@@ -300,4 +290,26 @@ func publishAndRun(t testing.TB, q *queue.Queue, blobs storage.Blobs, srv *sim.S
 	t.Helper()
 	publishAll(t, q, cs)
 	runPool(t, testConfig(), queueDeps(t, q, blobs, clientsFor(t, srv)))
+}
+
+// sourceClient is an upstream client confined to the Source at url,
+// loopback allowed, with edit applied to the defaults; closed with the
+// test.
+func sourceClient(t testing.TB, url string, edit func(*upstream.Config)) *upstream.Client {
+	t.Helper()
+	cfg := upstream.DefaultConfig()
+	cfg.AllowLoopback = true
+	if edit != nil {
+		edit(&cfg)
+	}
+	base, err := upstream.New(cfg, upstream.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { base.Close() })
+	pol, err := base.NewPolicy(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return base.WithPolicy(pol)
 }

@@ -28,22 +28,12 @@ func TestQuietSourceCaughtUp(t *testing.T) {
 	changes := simChanges(t, srv)
 	// Enough 503s that every change's first delivery fails, whatever
 	// the client's own attempts.
-	ucfg := upstream.DefaultConfig()
-	if err := srv.SetFault("/res/*", sim.Fault{Status: http.StatusServiceUnavailable, Times: len(changes) * ucfg.MaxAttempts}); err != nil {
+	if err := srv.SetFault("/res/*", sim.Fault{Status: http.StatusServiceUnavailable, Times: len(changes) * upstream.DefaultConfig().MaxAttempts}); err != nil {
 		t.Fatal(err)
 	}
-	ucfg.AllowLoopback = true
-	ucfg.Sleep = func(context.Context, time.Duration) error { return nil } // the client's own backoff is not what is tested
-	base, err := upstream.New(ucfg, upstream.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { base.Close() })
-	pol, err := base.NewPolicy(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client := base.WithPolicy(pol)
+	client := sourceClient(t, srv.URL, func(cfg *upstream.Config) {
+		cfg.Sleep = func(context.Context, time.Duration) error { return nil } // the client's own backoff is not what is tested
+	})
 
 	var logs testutil.Buffer
 	cfg := Defaults()

@@ -104,16 +104,9 @@ func TestBaselineWaitsForTheWorkers(t *testing.T) {
 // Drained, every change of both arrives once.
 func TestLateSourceQueuesItsShare(t *testing.T) {
 	const resources, maxBacklog = 1200, 320
-	e := newEnv(t)
-	a := startSim(t, sim.Config{Resources: resources, Seed: 3})
-	b := startSim(t, sim.Config{Resources: resources, Seed: 4})
 	cfg := Defaults()
 	cfg.MaxBacklog = maxBacklog
-	h, err := New(cfg, []SourceConfig{simSource("a", a), simSource("b", b)}, Deps{Client: e.client, Upstream: e.ucfg, Cursors: e.cat, Held: e.cat, Publisher: e.q}, slog.New(slog.DiscardHandler), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Close() })
+	e, h := twoBaselines(t, cfg, resources)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	drainCtx, failed := context.WithCancel(ctx)
@@ -185,18 +178,11 @@ func TestLateSourceQueuesItsShare(t *testing.T) {
 // started four every 2.3 s.
 func TestBacklogWaitGivesTheSlot(t *testing.T) {
 	const resources, maxBacklog = 1200, 320
-	e := newEnv(t)
-	a := startSim(t, sim.Config{Resources: resources, Seed: 3})
-	b := startSim(t, sim.Config{Resources: resources, Seed: 4})
 	cfg := Defaults()
 	cfg.MaxBacklog = maxBacklog
 	cfg.Concurrency = 1
 	cfg.StarvedAfter = 10 * time.Minute
-	h, err := New(cfg, []SourceConfig{simSource("a", a), simSource("b", b)}, Deps{Client: e.client, Upstream: e.ucfg, Cursors: e.cat, Held: e.cat, Publisher: e.q}, slog.New(slog.DiscardHandler), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Close() })
+	e, h := twoBaselines(t, cfg, resources)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	done := make(chan error, 2)
 	defer func() { cancel(); <-done; <-done }()
@@ -215,4 +201,19 @@ func TestBacklogWaitGivesTheSlot(t *testing.T) {
 		return err == nil && by[queue.ChangeSubject("b")] > 0
 	})
 	t.Logf("b queued %s after a's baseline filled the backlog", time.Since(start).Round(time.Millisecond))
+}
+
+// twoBaselines is a harvester with cfg over Sources a and b of resources
+// each, queueing on the environment's queue, closed with the test.
+func twoBaselines(t *testing.T, cfg Config, resources int) (*env, *Harvester) {
+	t.Helper()
+	e := newEnv(t)
+	a := startSim(t, sim.Config{Resources: resources, Seed: 3})
+	b := startSim(t, sim.Config{Resources: resources, Seed: 4})
+	h, err := New(cfg, []SourceConfig{simSource("a", a), simSource("b", b)}, Deps{Client: e.client, Upstream: e.ucfg, Cursors: e.cat, Held: e.cat, Publisher: e.q}, slog.New(slog.DiscardHandler), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return e, h
 }

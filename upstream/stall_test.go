@@ -107,24 +107,11 @@ func TestSlowReaderIsNotAStall(t *testing.T) {
 // HostWait fails with ErrBusy after about that long, sending nothing; one
 // without waits for the slot.
 func TestHostWaitBusy(t *testing.T) {
-	release := make(chan struct{})
-	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/held" {
-			<-release
-		}
-		io.WriteString(w, "ok")
-	})
+	srv, release := heldServer(t)
 	cfg := testConfig(nil)
 	cfg.PerHostConcurrency = 1
 	c := newClient(t, cfg, srv.URL)
-	held := make(chan error, 1)
-	go func() {
-		resp, err := c.Get(context.Background(), Request{URI: srv.URL + "/held", Source: "s"})
-		if err == nil {
-			resp.Body.Close()
-		}
-		held <- err
-	}()
+	held := holdSlot(c, srv.URL)
 	host, err := ParseAuthority(srv.URL + "/other")
 	if err != nil {
 		t.Fatal(err)
@@ -153,13 +140,7 @@ func TestHostWaitBusy(t *testing.T) {
 // per_host_rate, never more; a request holding its only slot is
 // reported as slots taken.
 func TestRateWait(t *testing.T) {
-	release := make(chan struct{})
-	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/held" {
-			<-release
-		}
-		io.WriteString(w, "ok")
-	})
+	srv, release := heldServer(t)
 	cfg := testConfig(nil)
 	cfg.PerHostConcurrency = 1
 	cfg.PerHostRate, cfg.PerHostBurst = 2, 1
@@ -179,17 +160,36 @@ func TestRateWait(t *testing.T) {
 	if w, taken := c.RateWait(host); w <= 0 || w > 500*time.Millisecond || taken {
 		t.Fatalf("after its only token was taken at 2 a second: wait %s, slots taken %v; want (0, 500ms], false", w, taken)
 	}
-	held := make(chan error, 1)
-	go func() {
-		resp, err := c.Get(context.Background(), Request{URI: srv.URL + "/held", Source: "s"})
-		if err == nil {
-			resp.Body.Close()
-		}
-		held <- err
-	}()
+	held := holdSlot(c, srv.URL)
 	eventually(t, "the held request to take the slot", func() bool { _, taken := c.RateWait(host); return taken })
 	close(release)
 	if err := <-held; err != nil {
 		t.Fatalf("the held request: %v", err)
 	}
+}
+
+// heldServer answers "ok" at once but at /held, which it answers once
+// release is closed.
+func heldServer(t *testing.T) (*server, chan struct{}) {
+	release := make(chan struct{})
+	return newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/held" {
+			<-release
+		}
+		io.WriteString(w, "ok")
+	}), release
+}
+
+// holdSlot sends a request to base's /held, which holds a slot of the
+// host until the server releases it; its error comes on the channel.
+func holdSlot(c *Client, base string) <-chan error {
+	held := make(chan error, 1)
+	go func() {
+		resp, err := c.Get(context.Background(), Request{URI: base + "/held", Source: "s"})
+		if err == nil {
+			resp.Body.Close()
+		}
+		held <- err
+	}()
+	return held
 }
