@@ -62,7 +62,7 @@ func (s *slot) waiting(ctx context.Context, f func() error) error {
 // fetch workers bringing the backlog down): nothing of the pass's work is
 // under way, so the slot is given back at once, not after s.after, and
 // taken again when f returns. Held for s.after, the slots let four passes
-// start every s.after, and the last of fifty Sources began fetching 25 s
+// start every s.after, and the last of fifty Sources' passes started 27 s
 // after the first. A nil slot only runs f.
 func (s *slot) aside(ctx context.Context, f func() error) error {
 	if s == nil || !s.held.Load() {
