@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/viaduct-mirror/viaduct/queue"
 )
 
 // Config is how the fetch workers of one node behave. Every field has a
@@ -58,11 +60,11 @@ type Config struct {
 	// larger than what the harvester queues at its defaults (twice
 	// harvest.max_backlog, 1,250 messages), so that every Source queued
 	// finds a place and none waits behind the Sources queued before it
-	// (with 512, the last of 50 Sources began 20 s late). It must stay
-	// under the CHANGES consumer's pending window (queue.max_ack_pending,
-	// with three times Workers and a pull's worth), or parked changes
-	// would keep other Sources' changes from being delivered: node.Config
-	// checks that. Default 2048.
+	// (with 512, the last of 50 Sources began 24 s late). It must stay
+	// under the CHANGES consumer's pending window (queue.max_ack_pending)
+	// with the rest of what a node holds delivered (Unacked), or parked
+	// changes would keep other Sources' changes from being delivered:
+	// node.Config checks that. Default 2048.
 	MaxParked int `yaml:"max_parked"`
 	// HostWait is how long a worker waits for a slot of a saturated host
 	// when its change cannot be parked (the lot, or the host's share of
@@ -133,6 +135,21 @@ func (c *Config) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// Unacked is how many messages of CHANGES one node may hold delivered
+// and not yet acknowledged: the lot (MaxParked), a change in each
+// worker's hands, twice as many whose copies are being committed (the
+// pool's completion slots) and a pull taken ahead (queue.PullBatch). The
+// CHANGES consumer's pending window (queue.max_ack_pending) must hold it,
+// or the server stops delivering while the lot is full.
+func (c *Config) Unacked() int {
+	return c.MaxParked + (1+completionsPerWorker)*c.Workers + queue.PullBatch
+}
+
+// completionsPerWorker is how many changes a worker may have handed on,
+// read and verified, while their copies are committed and their events
+// acknowledged (Pool.slots).
+const completionsPerWorker = 2
 
 // retryDelay is the Nak delay after delivery number delivered failed:
 // RetryBase doubled per earlier delivery, capped at RetryMax.

@@ -222,7 +222,7 @@ func TestEverySourceQueuedFindsAPlace(t *testing.T) {
 		for _, e := range events(t, q) {
 			stored[e.Source]++
 		}
-		done := ""
+		done, all := "", true
 		for i := range sources {
 			name := fmt.Sprintf("s%d", i)
 			if _, ok := firsts[name]; !ok && stored[name] > 0 {
@@ -231,18 +231,12 @@ func TestEverySourceQueuedFindsAPlace(t *testing.T) {
 			if stored[name] == each && done == "" {
 				done = name
 			}
+			all = all && stored[name] == each
 		}
 		if done != "" && len(firsts) < sources {
 			t.Fatalf("%s is done while only %d of %d Sources have a bitstream stored (%v)", done, len(firsts), sources, firsts)
 		}
-		return done != "" && len(stored) == sources && func() bool {
-			for _, n := range stored {
-				if n != each {
-					return false
-				}
-			}
-			return true
-		}()
+		return all
 	})
 	t.Logf("first bitstream of each Source stored after %v", firsts)
 	if dl := deadLetters(t, q); len(dl) != 0 {

@@ -154,22 +154,22 @@ func (l *lot) take() *queue.ChangeMsg {
 const minLotWatch = 5 * time.Millisecond
 
 // watch makes the caller the lot's watcher when changes are parked and
-// nobody watches: it returns how long the caller may wait for a new
-// change before it looks at the lot again, which is until the first
-// parked host's rate allows a request (at least minLotWatch, at most
-// poll), and whether it watches (then it calls unwatch when it is back).
-// The other waiting workers come back every poll. A host whose slots are
-// all taken is not waited for: the worker whose request ends gives the
-// slot back and looks at the lot first; when every parked host's slots
-// are taken there is nothing to watch for, and nobody watches. Without a watcher, a lot of
-// rate-bound hosts was looked at only as often as poll allowed each
-// waiting worker: three workers fetched six hosts allowing 16 requests a
-// second each at a fifth of that (BenchmarkFewWorkersManyPoliteHosts).
-func (l *lot) watch(poll time.Duration) (time.Duration, bool) {
+// nobody watches: ok says it does (it calls unwatch when it is back), and
+// wait is how long it stays away, until the first parked host's rate
+// allows a request (at least minLotWatch, at most poll). The other
+// waiting workers come back every poll. A host whose slots are all taken
+// is not waited for: the worker whose request ends gives the slot back
+// and looks at the lot first; when every parked host's slots are taken
+// there is nothing to watch for, and nobody watches. Without a watcher, a
+// lot of rate-bound hosts was looked at only as often as poll allowed
+// each waiting worker: three workers fetched six hosts allowing 16
+// requests a second each at a fifth of that
+// (BenchmarkFewWorkersManyPoliteHosts).
+func (l *lot) watch(poll time.Duration) (wait time.Duration, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.watched || l.n == 0 {
-		return poll, false
+		return 0, false
 	}
 	d, rated := poll, false
 	for _, key := range l.ring {
@@ -183,7 +183,7 @@ func (l *lot) watch(poll time.Duration) (time.Duration, bool) {
 		}
 	}
 	if !rated {
-		return poll, false
+		return 0, false
 	}
 	l.watched = true
 	return max(d, minLotWatch), true

@@ -112,7 +112,7 @@ func (p *Pool) Run(ctx context.Context) error {
 
 	errc := make(chan error, p.cfg.Workers)
 	var wg sync.WaitGroup
-	p.completions, p.slots = &sync.WaitGroup{}, make(chan struct{}, 2*p.cfg.Workers)
+	p.completions, p.slots = &sync.WaitGroup{}, make(chan struct{}, completionsPerWorker*p.cfg.Workers)
 	for range p.cfg.Workers {
 		wg.Go(func() {
 			if err := p.work(runCtx, workCtx); err != nil {
@@ -194,19 +194,20 @@ func (p *Pool) work(ctx, workCtx context.Context) error {
 func (p *Pool) next(ctx context.Context) (*queue.ChangeMsg, error) {
 	nctx := ctx
 	if p.lot.len() > 0 {
-		// The watcher pulls nothing: a pull already with the server is
-		// waited for whatever the deadline, and the other workers pull.
-		if poll, ok := p.lot.watch(lotPoll); ok && p.cfg.Workers > 1 {
-			t := time.NewTimer(poll)
-			select {
-			case <-ctx.Done():
-			case <-t.C:
+		// The watcher pulls nothing, since a pull already with the server
+		// is waited for whatever the deadline: the other workers pull, so
+		// a lone worker never watches.
+		if p.cfg.Workers > 1 {
+			if poll, ok := p.lot.watch(lotPoll); ok {
+				t := time.NewTimer(poll)
+				select {
+				case <-ctx.Done():
+				case <-t.C:
+				}
+				t.Stop()
+				p.lot.unwatch()
+				return nil, nil
 			}
-			t.Stop()
-			p.lot.unwatch()
-			return nil, nil
-		} else if ok {
-			p.lot.unwatch()
 		}
 		var cancel context.CancelFunc
 		nctx, cancel = context.WithTimeout(ctx, lotPoll)

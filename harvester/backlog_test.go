@@ -3,6 +3,7 @@ package harvester
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -184,17 +185,15 @@ func TestBacklogWaitGivesTheSlot(t *testing.T) {
 	cfg.StarvedAfter = 10 * time.Minute
 	e, h := twoBaselines(t, cfg, resources)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	done := make(chan error, 2)
-	defer func() { cancel(); <-done; <-done }()
-	for _, name := range []string{"a", "b"} {
-		if name == "b" {
-			testutil.Eventually(t, 30*time.Second, "a's baseline to fill the backlog", func() bool {
-				total, _, err := e.q.Backlogs(ctx)
-				return err == nil && total > maxBacklog/queue.GroupMax
-			})
-		}
-		go func() { done <- h.SyncOnce(ctx, name) }()
-	}
+	// The passes wait on the backlog until the test ends them.
+	var passes sync.WaitGroup
+	defer func() { cancel(); passes.Wait() }()
+	passes.Go(func() { h.SyncOnce(ctx, "a") })
+	testutil.Eventually(t, 30*time.Second, "a's baseline to fill the backlog", func() bool {
+		total, _, err := e.q.Backlogs(ctx)
+		return err == nil && total > maxBacklog/queue.GroupMax
+	})
+	passes.Go(func() { h.SyncOnce(ctx, "b") })
 	start := time.Now()
 	testutil.Eventually(t, 30*time.Second, "b's changes queued while a waits on the workers", func() bool {
 		_, by, err := e.q.Backlogs(ctx)

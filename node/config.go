@@ -347,15 +347,15 @@ func (c *Config) Validate() error {
 }
 
 // checkPending refuses a lot of parked changes that could fill the
-// CHANGES consumer's pending window: with every message it may hold
-// delivered and unacknowledged (the lot, a change in each worker's hands,
-// twice as many being committed, a pull taken ahead), the server would
-// deliver no other Source's change until a parked host drained.
+// CHANGES consumer's pending window: with every message this node may
+// hold delivered and unacknowledged (fetch.Config.Unacked), the server
+// would deliver no other Source's change until a parked host drained. A
+// window under 1 is queue.Validate's error, not repeated here.
 func (c *Config) checkPending() error {
-	need := c.Fetch.MaxParked + 3*c.Fetch.Workers + queue.PullBatch
+	need := c.Fetch.Unacked()
 	if c.Queue.MaxAckPending <= 0 || need <= c.Queue.MaxAckPending {
 		return nil
 	}
-	return fmt.Errorf("fetch.max_parked: %d parked messages, with %d under way (3 x fetch.workers) and %d pulled ahead, need %d of the CHANGES consumer's pending window, more than queue.max_ack_pending (%d): lower max_parked or raise max_ack_pending",
-		c.Fetch.MaxParked, 3*c.Fetch.Workers, queue.PullBatch, need, c.Queue.MaxAckPending)
+	return fmt.Errorf("fetch.max_parked: %d parked messages, with what %d fetch.workers hold and a pull ahead, need %d of the CHANGES consumer's pending window, more than queue.max_ack_pending (%d): lower max_parked or raise max_ack_pending",
+		c.Fetch.MaxParked, c.Fetch.Workers, need, c.Queue.MaxAckPending)
 }
