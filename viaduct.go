@@ -160,8 +160,8 @@ type eventWire struct {
 // change leaves out its source, collection, URI and op where they equal
 // the event's; its hash, length and type where they are exactly the
 // copy's, as when a Source states both digests; and the document it was
-// read from and the blob a Dump brought, which only the harvester and the
-// fetch worker use, and a repair's mark. EVENTS holds every event for as long as it is kept,
+// read from, the blob a Dump brought and a fresh baseline's mark, which
+// only the harvester and the fetch worker use, and a repair's mark. EVENTS holds every event for as long as it is kept,
 // and JetStream holds its newest blocks in memory: the repetitions were
 // two fifths of an event. The queue encodes events with Encode rather
 // than json.Marshal, which would check and compact MarshalJSON's output
@@ -181,7 +181,7 @@ func (e *Event) Encode() ([]byte, error) {
 	if up.Op == c.Op {
 		up.Op = ""
 	}
-	up.Doc, up.Blob, up.Repair = "", nil, ""
+	up.Doc, up.Blob, up.Fresh, up.Repair = "", nil, false, ""
 	w := eventWire{eventJSON: (*eventJSON)(&c)}
 	if c.upstreamIsCopy() {
 		up.Hash, up.Length, up.Type = nil, nil, ""

@@ -303,3 +303,26 @@ func FuzzEventDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestEventLeavesOutWhatOnlyWorkersRead: what the harvester tells a fetch
+// worker about a change (the document it was read from, a Dump's blob, a
+// fresh baseline's mark, a repair) is not kept in EVENTS, where every
+// event stays for as long as the stream keeps it.
+func TestEventLeavesOutWhatOnlyWorkersRead(t *testing.T) {
+	up := Change{Source: "s", Collection: "c", URI: "http://example.com/a", Op: resourcesync.Created,
+		Time: time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC), Doc: "http://example.com/rl.xml",
+		Blob: &StoredBlob{SHA256: "ab", MD5: "cd", Length: 3}, Fresh: true, Repair: "ab"}
+	ev := Event{Source: "s", Collection: "c", URI: up.URI, Op: up.Op, SHA256: "ab", MD5: "cd", Length: 3, Upstream: up}
+	b, err := ev.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{`"doc"`, `"blob"`, `"fresh"`, `"repair"`} {
+		if strings.Contains(string(b), key) {
+			t.Errorf("the event is written with %s: %s", key, b)
+		}
+	}
+	if !ev.Upstream.Fresh {
+		t.Error("Encode changed the event it was given")
+	}
+}

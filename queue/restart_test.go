@@ -2,10 +2,15 @@ package queue_test
 
 import (
 	"context"
+	"io/fs"
 	"log/slog"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/viaduct-mirror/viaduct/internal/testutil"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/queue/queuetest"
@@ -145,5 +150,98 @@ func TestReopenWidensThePendingWindow(t *testing.T) {
 	}
 	if m := next(t, s); m.Change.URI != testChange(0).URI {
 		t.Fatalf("the change queued before reopening came back as %s", m.Change.URI)
+	}
+}
+
+// EVENTS made before compression was the default gets it on the next
+// start, and from the start after that its full message blocks are
+// compressed on disk: the store takes much less room than the events it
+// holds, and every event reads back as published after a restart, the
+// compressed blocks included.
+func TestEventsBlocksCompressed(t *testing.T) {
+	cfg := queuetest.Config(t)
+	cfg.EventsCompression = "none"
+	ctx := context.Background()
+	q := open(t, cfg)
+	publishEvents(t, q, 1)
+	q.Close()
+
+	cfg.EventsCompression = queue.Defaults().EventsCompression
+	q = open(t, cfg)
+	s, err := q.JetStream().Stream(ctx, queue.StreamEvents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.CachedInfo().Config.Compression; got != jetstream.S2Compression {
+		t.Fatalf("EVENTS reopened with compression %s, want s2", got)
+	}
+	q.Close()
+
+	// Events of about 4 KB, whose URIs repeat a long path as a
+	// repository's do, in all about 2.5 blocks of 8 MB.
+	q = open(t, cfg)
+	if s, err = q.JetStream().Stream(ctx, queue.StreamEvents); err != nil {
+		t.Fatal(err)
+	}
+	const n = 5000
+	path := strings.Repeat("collection/item/bitstream/", 150)
+	var pending []*queue.PendingEvent
+	for i := 1; i < n; i++ {
+		ev := testEvent(i)
+		ev.URI = ev.URI + "/" + path + strconv.Itoa(i)
+		ev.Upstream.URI = ev.URI
+		pe, err := q.PublishEventAsync(ctx, ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pending = append(pending, pe)
+	}
+	for _, pe := range pending {
+		if _, err := pe.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logical := info.State.Bytes
+	q.Close()
+
+	var onDisk int64
+	blocks := 0
+	err = filepath.WalkDir(cfg.Dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".blk") || !strings.Contains(p, filepath.Join("streams", queue.StreamEvents)) {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		onDisk += info.Size()
+		blocks++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if blocks < 3 || onDisk*2 > int64(logical) {
+		t.Fatalf("EVENTS holds %d bytes of events in %d blocks taking %d bytes on disk: want 3 blocks or more, at most half the bytes", logical, blocks, onDisk)
+	}
+
+	q = open(t, cfg)
+	defer q.Close()
+	got := readEvents(t, q, 1)
+	if len(got) != n {
+		t.Fatalf("read back %d events after a restart, want %d", len(got), n)
+	}
+	for i, a := range got {
+		want := testEvent(i).URI
+		if i > 0 {
+			want += "/" + path + strconv.Itoa(i)
+		}
+		if a.uri != want {
+			t.Fatalf("event %d read back with URI %.80q..., want %.80q...", i, a.uri, want)
+		}
 	}
 }

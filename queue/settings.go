@@ -93,6 +93,7 @@ func streamDiffs(have, want *jetstream.StreamConfig) []string {
 	d.add("max_age", have.MaxAge, want.MaxAge)
 	d.add("max_bytes", have.MaxBytes, want.MaxBytes)
 	d.add("allow_direct", have.AllowDirect, want.AllowDirect)
+	d.add("compression", have.Compression, want.Compression)
 	return d
 }
 

@@ -10,6 +10,8 @@ import (
 // or updated in place at every start, never deleted: an existing stream
 // whose retention or storage differs makes Open fail rather than lose data.
 func streamConfigs(cfg *Config) []jetstream.StreamConfig {
+	// Validate has refused any other value.
+	eventsCompression, _ := cfg.eventsCompression()
 	return []jetstream.StreamConfig{{
 		Name:        StreamChanges,
 		Description: "viaduct: upstream changes waiting for a fetch worker",
@@ -36,6 +38,7 @@ func streamConfigs(cfg *Config) []jetstream.StreamConfig {
 		MaxBytes:    limit(cfg.EventsMaxBytes),
 		MaxMsgs:     -1,
 		AllowDirect: true,
+		Compression: eventsCompression,
 	}, {
 		Name:        StreamDead,
 		Description: "viaduct: messages that could not be processed, with the reason",
