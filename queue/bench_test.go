@@ -2,12 +2,20 @@ package queue_test
 
 import (
 	"context"
+	"crypto/md5"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
+	"log/slog"
+	"math/rand/v2"
 	"testing"
 	"time"
 
 	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/queue/queuetest"
+	"github.com/viaduct-mirror/viaduct/resourcesync"
 )
 
 // BenchmarkPublishChange measures queuing distinct changes, each waiting
@@ -75,4 +83,66 @@ func BenchmarkEventsReplay(b *testing.B) {
 		b.Fatalf("replayed %d of %d: %v", n, b.N, err)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkEventsOnDisk measures what an event takes in EVENTS' message
+// blocks on disk, compressed (queue.events_compression: s2, the default)
+// and as written (none), for a repository's resources: 80-byte URIs of
+// bitstream UUIDs, both digests (the upstream md5 alone, as DSpace
+// declares it), a describedby link to the item's metadata, a lastmod.
+// b.N events are published, then the server is stopped and its blocks
+// measured; the block being written when it stops is never compressed,
+// so a run of several blocks (-benchtime 40000x) shows the rate:
+//
+//	go test -run '^$' -bench EventsOnDisk -benchtime 40000x ./queue
+func BenchmarkEventsOnDisk(b *testing.B) {
+	for _, comp := range []string{"s2", "none"} {
+		b.Run(comp, func(b *testing.B) {
+			cfg := queuetest.Config(b)
+			cfg.EventsCompression = comp
+			q, err := queue.Open(context.Background(), cfg, slog.New(slog.DiscardHandler))
+			if err != nil {
+				b.Fatal(err)
+			}
+			evs := repositoryEvents(b.N)
+			b.ResetTimer()
+			publishAll(b, q, evs)
+			b.StopTimer()
+			q.Close()
+			bytes, blocks := eventsOnDisk(b, cfg.Dir)
+			b.ReportMetric(float64(bytes)/float64(b.N), "disk-B/event")
+			b.ReportMetric(float64(blocks), "blocks")
+		})
+	}
+}
+
+// repositoryEvents makes n events of new bitstreams of a repository.
+func repositoryEvents(n int) []*viaduct.Event {
+	rng := rand.New(rand.NewPCG(7, 8))
+	types := []string{"application/pdf", "application/pdf", "image/jpeg", "text/plain", "image/tiff", "application/zip"}
+	listed := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	uuid := func() string {
+		var id [16]byte
+		binary.LittleEndian.PutUint64(id[:8], rng.Uint64())
+		binary.LittleEndian.PutUint64(id[8:], rng.Uint64())
+		h := hex.EncodeToString(id[:])
+		return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+	}
+	evs := make([]*viaduct.Event, n)
+	for i := range evs {
+		uri := "https://repo.example.org/server/api/core/bitstreams/" + uuid() + "/content"
+		s, m := sha256.Sum256([]byte(uri)), md5.Sum([]byte(uri))
+		length := 1000 + rng.Int64N(20<<20)
+		typ := types[rng.IntN(len(types))]
+		mod := listed.Add(-time.Duration(rng.Int64N(5*365*24*3600)) * time.Second)
+		ev := &viaduct.Event{Source: "repo", Collection: "repo", URI: uri, Op: resourcesync.Created,
+			SHA256: hex.EncodeToString(s[:]), MD5: hex.EncodeToString(m[:]), Length: length, Type: typ}
+		ev.Upstream = viaduct.Change{Source: "repo", Collection: "repo", URI: uri, Op: resourcesync.Created,
+			Time: mod, Modified: mod, Listed: listed, Length: &length, Type: typ,
+			Hash: resourcesync.Hashes{{Alg: resourcesync.MD5, Value: ev.MD5}},
+			Links: []resourcesync.Link{{Rel: "describedby", Type: "application/xml",
+				Href: "https://repo.example.org/server/api/core/items/" + uuid() + "/metadata"}}}
+		evs[i] = ev
+	}
+	return evs
 }

@@ -3,6 +3,9 @@ package queue_test
 import (
 	"context"
 	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,4 +85,46 @@ func next(t *testing.T, s *queue.ChangeStream) *queue.ChangeMsg {
 		t.Fatalf("next change: %v", err)
 	}
 	return m
+}
+
+// publishAll publishes evs to EVENTS without waiting for each, then waits
+// for every one to be stored.
+func publishAll(t testing.TB, q *queue.Queue, evs []*viaduct.Event) {
+	t.Helper()
+	ctx := context.Background()
+	pending := make([]*queue.PendingEvent, 0, len(evs))
+	for _, ev := range evs {
+		pe, err := q.PublishEventAsync(ctx, ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pending = append(pending, pe)
+	}
+	for _, pe := range pending {
+		if _, err := pe.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// eventsOnDisk is what the message blocks of EVENTS take on disk in the
+// embedded server's directory dir, and how many there are.
+func eventsOnDisk(t testing.TB, dir string) (bytes int64, blocks int) {
+	t.Helper()
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".blk") || !strings.Contains(p, filepath.Join("streams", queue.StreamEvents)) {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		bytes += info.Size()
+		blocks++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes, blocks
 }

@@ -2,15 +2,14 @@ package queue_test
 
 import (
 	"context"
-	"io/fs"
 	"log/slog"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/viaduct-mirror/viaduct"
 	"github.com/viaduct-mirror/viaduct/internal/testutil"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/queue/queuetest"
@@ -185,22 +184,14 @@ func TestEventsBlocksCompressed(t *testing.T) {
 	}
 	const n = 5000
 	path := strings.Repeat("collection/item/bitstream/", 150)
-	var pending []*queue.PendingEvent
+	evs := make([]*viaduct.Event, 0, n-1)
 	for i := 1; i < n; i++ {
 		ev := testEvent(i)
 		ev.URI = ev.URI + "/" + path + strconv.Itoa(i)
 		ev.Upstream.URI = ev.URI
-		pe, err := q.PublishEventAsync(ctx, ev)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pending = append(pending, pe)
+		evs = append(evs, ev)
 	}
-	for _, pe := range pending {
-		if _, err := pe.Wait(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	publishAll(t, q, evs)
 	info, err := s.Info(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -208,23 +199,7 @@ func TestEventsBlocksCompressed(t *testing.T) {
 	logical := info.State.Bytes
 	q.Close()
 
-	var onDisk int64
-	blocks := 0
-	err = filepath.WalkDir(cfg.Dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".blk") || !strings.Contains(p, filepath.Join("streams", queue.StreamEvents)) {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		onDisk += info.Size()
-		blocks++
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	onDisk, blocks := eventsOnDisk(t, cfg.Dir)
 	if blocks < 3 || onDisk*2 > int64(logical) {
 		t.Fatalf("EVENTS holds %d bytes of events in %d blocks taking %d bytes on disk: want 3 blocks or more, at most half the bytes", logical, blocks, onDisk)
 	}

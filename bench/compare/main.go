@@ -52,6 +52,9 @@ type options struct {
 	MinIO                           string
 	Work                            string
 	Workers                         int
+	// EventsCompression is viaduct's queue.events_compression; empty
+	// leaves its default.
+	EventsCompression string
 }
 
 func main() {
@@ -76,7 +79,7 @@ func run(ctx context.Context, args []string) error {
 	fs.Int64Var(&o.Size, "size", 1024, "bytes per resource")
 	fs.IntVar(&o.Rounds, "rounds", 2, "rounds; each runs every contender once, in alternating order")
 	fs.IntVar(&o.Warmup, "warmup", 0, "rounds run before the measured ones, their figures printed but not in the table")
-	with := fs.String("with", "resync,viaduct", "contenders, comma-separated: resync, viaduct, copy, get, get-verify, s3put, s3put-unsigned")
+	with := fs.String("with", "resync,viaduct", "contenders, comma-separated: resync, viaduct, viaduct-events-none (EVENTS kept uncompressed), copy, get, get-verify, s3put, s3put-unsigned")
 	fs.StringVar(&o.Blobs, "blobs", "dir", "viaduct's blob store: dir or s3")
 	fs.StringVar(&o.S3Endpoint, "s3-endpoint", "", "host:port of the S3 server (plain HTTP)")
 	fs.StringVar(&o.S3Key, "s3-key", os.Getenv("BENCH_S3_KEY"), "S3 access key")
@@ -180,7 +183,7 @@ func runOne(ctx context.Context, o options, c string, round int) (result, string
 	// Every S3 run gets a server of its own: one kept for the whole run
 	// would hold the objects of every run before, and each contender's
 	// rate would depend on its place in the order.
-	if o.MinIO != "" && (c == "viaduct" && o.Blobs == "s3" || strings.HasPrefix(c, "s3put")) {
+	if o.MinIO != "" && (strings.HasPrefix(c, "viaduct") && o.Blobs == "s3" || strings.HasPrefix(c, "s3put")) {
 		srv, err := miniotest.Launch(strings.Fields(o.MinIO), filepath.Join(dir, "minio"))
 		if err != nil {
 			return r, dir, err
@@ -194,6 +197,9 @@ func runOne(ctx context.Context, o options, c string, round int) (result, string
 	}
 	switch c {
 	case "viaduct":
+		err = runViaduct(ctx, o, dir, &r)
+	case "viaduct-events-none":
+		o.EventsCompression = "none"
 		err = runViaduct(ctx, o, dir, &r)
 	case "resync":
 		err = runResync(ctx, o, dir, &r)

@@ -32,7 +32,7 @@ func runViaduct(ctx context.Context, o options, dir string, r *result) error {
 	if err := os.WriteFile(cfgPath, []byte(viaductConfig(o, dir, pub, admin, r.Round)), 0o600); err != nil {
 		return err
 	}
-	log, err := os.Create(filepath.Join(o.Work, "viaduct-"+roundLabel(r.Round)+".log"))
+	log, err := os.Create(filepath.Join(o.Work, r.Contender+"-"+roundLabel(r.Round)+".log"))
 	if err != nil {
 		return err
 	}
@@ -92,6 +92,9 @@ func viaductConfig(o options, dir, pub, admin string, round int) string {
 	b.WriteString("upstream:\n  allow_loopback: true\n  per_host_rate: 1000000\n  per_host_concurrency: 64\n")
 	if o.Workers > 0 {
 		fmt.Fprintf(&b, "fetch:\n  workers: %d\n", o.Workers)
+	}
+	if o.EventsCompression != "" {
+		fmt.Fprintf(&b, "queue:\n  events_compression: %s\n", o.EventsCompression)
 	}
 	if o.Blobs == "s3" {
 		fmt.Fprintf(&b, "blobs:\n  kind: s3\n  s3:\n    endpoint: %s\n    bucket: bench-%s-%d\n    access_key: %s\n    secret_key: %s\n    tls: false\n    create_bucket: true\n",
