@@ -147,6 +147,7 @@ func launch(command []string, data, certs, user, password string) (*process, err
 	)
 	p := &process{addr: addr, user: user, password: password, cmd: cmd, out: &lockedBuffer{}, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.out, p.out
+	dieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
