@@ -38,9 +38,9 @@ func (c *Catalog) HeldCopies(ctx context.Context, afterCollection, afterURI stri
 // CopiesOf returns every held resource of the given Sources, and of
 // the Sources the catalog records, whose copy is the blob sha256 (with
 // that md5): the resources a bad blob must be fetched again for. It goes
-// by the md5 index once for each Source, since the catalog keeps no index
-// by sha-256 (schemaV6); a copy's md5 is computed with its sha-256, so
-// it is never missing from a row.
+// by the md5 index (changes_md5) once for each Source, since the catalog
+// keeps no index by sha-256 (schemaV6); a copy's md5 is computed with its
+// sha-256, so it is never missing from a row.
 func (c *Catalog) CopiesOf(ctx context.Context, sources []string, sha256, md5 string) ([]*Resource, error) {
 	known, err := c.Sources(ctx)
 	if err != nil {
@@ -53,8 +53,8 @@ func (c *Catalog) CopiesOf(ctx context.Context, sources []string, sha256, md5 st
 	slices.Sort(names)
 	var all []*Resource
 	for _, src := range slices.Compact(names) {
-		page, err := readPage(ctx, c.reader, `SELECT `+resourceCols+` FROM resources
-			WHERE source = ? AND md5 = ? AND sha256 = ? AND deleted = 0`, []any{src, md5, sha256}, scanResource)
+		page, err := readPage(ctx, c.reader, `SELECT `+qualified(resourceCols)+byMD5Join+` AND r.sha256 = ?4`,
+			[]any{md5Prefix(md5), md5, src, sha256}, scanResource)
 		if err != nil {
 			return nil, fmt.Errorf("find the resources of source %s whose copy is blob %s: %w", src, sha256, err)
 		}

@@ -80,7 +80,7 @@ func (c *Catalog) Lookup(ctx context.Context, collection, uri string) (l Lookup,
 // HeldByHash finds a resource held from source whose copy has the md5 in
 // hs, and the sha-256 and length too when hs and length give them: the
 // fetch workers' test for "already stored, do not fetch again". It goes by
-// md5 alone, the one digest the catalog indexes (see schemaV6): a Source
+// md5 alone, the one digest the catalog indexes (see schemaV6, schemaV11): a Source
 // that declares only a sha-256 is answered by the blob store, whose keys
 // are sha-256 digests. ErrNotFound if there is none, or if hs has no md5.
 func (c *Catalog) HeldByHash(ctx context.Context, source string, hs resourcesync.Hashes, length *int64) (*Lookup, error) {
@@ -93,7 +93,7 @@ func (c *Catalog) HeldByHash(ctx context.Context, source string, hs resourcesync
 		n = sql.NullInt64{Int64: *length, Valid: true}
 	}
 	var l Lookup
-	err := scanLookup(c.reads.byMD5.QueryRowContext(ctx, source, md5, n, hs.Get(resourcesync.SHA256)), &l, &l.URI)
+	err := scanLookup(c.reads.byMD5.QueryRowContext(ctx, md5Prefix(md5), md5, source, n, hs.Get(resourcesync.SHA256)), &l, &l.URI)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("resource of source %s with hash %s: %w", source, hs, ErrNotFound)
 	}

@@ -39,6 +39,7 @@ func packsOf(t testing.TB, db interface {
 // pack written out in full, as schema 9 wrote them.
 func toV9(t testing.TB, path string) {
 	t.Helper()
+	toV10(t, path)
 	ctx := context.Background()
 	db, err := sql.Open("sqlite3", dsn(path, ""))
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 // them from the plain columns.
 func toV8(t testing.TB, path string) {
 	t.Helper()
+	toV10(t, path)
 	ctx := context.Background()
 	ddl := v8Tables(t)
 	db, err := sql.Open("sqlite3", dsn(path, ""))

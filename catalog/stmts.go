@@ -70,11 +70,12 @@ type readStmts struct {
 	lookup                *sql.Stmt
 }
 
-// heldByMD5SQL finds a held copy by its md5 (resources_md5), with the
-// length and sha-256 given when they are not NULL and not empty.
-const heldByMD5SQL = `SELECT uri, ` + lookupCols + ` FROM resources
-	WHERE source = ?1 AND md5 = ?2 AND deleted = 0 AND (?3 IS NULL OR length = ?3) AND (?4 = '' OR sha256 = ?4)
-	ORDER BY changed DESC LIMIT 1`
+// heldByMD5SQL finds a held copy of a Source by its md5 (changes_md5,
+// byMD5Join), with the length and sha-256 given when they are not NULL
+// and not empty.
+var heldByMD5SQL = `SELECT r.uri, ` + qualified(lookupCols) + byMD5Join + `
+	AND (?4 IS NULL OR r.length = ?4) AND (?5 = '' OR r.sha256 = ?5)
+	ORDER BY r.changed DESC LIMIT 1`
 
 // prepare prepares every statement of s on the reader pool.
 func (s *readStmts) prepare(ctx context.Context, db *sql.DB) error {
