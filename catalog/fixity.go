@@ -53,7 +53,7 @@ func (c *Catalog) CopiesOf(ctx context.Context, sources []string, sha256, md5 st
 	slices.Sort(names)
 	var all []*Resource
 	for _, src := range slices.Compact(names) {
-		page, err := readPage(ctx, c.reader, `SELECT `+qualified(resourceCols)+byMD5Join+` AND r.sha256 = ?4`,
+		page, err := readPage(ctx, c.reader, `SELECT `+qualified(resourceCols)+byMD5From+` AND r.sha256 = ?4`,
 			[]any{md5Prefix(md5), md5, src, sha256}, scanResource)
 		if err != nil {
 			return nil, fmt.Errorf("find the resources of source %s whose copy is blob %s: %w", src, sha256, err)

@@ -78,7 +78,8 @@ func (c *Catalog) Lookup(ctx context.Context, collection, uri string) (l Lookup,
 }
 
 // HeldByHash finds a resource held from source whose copy has the md5 in
-// hs, and the sha-256 and length too when hs and length give them: the
+// hs, and the sha-256 and length too when hs and length give them (of
+// several, the one changed last): the
 // fetch workers' test for "already stored, do not fetch again". It goes by
 // md5 alone, the one digest the catalog indexes (see schemaV6, schemaV11): a Source
 // that declares only a sha-256 is answered by the blob store, whose keys
@@ -92,13 +93,28 @@ func (c *Catalog) HeldByHash(ctx context.Context, source string, hs resourcesync
 	if length != nil {
 		n = sql.NullInt64{Int64: *length, Valid: true}
 	}
-	var l Lookup
-	err := scanLookup(c.reads.byMD5.QueryRowContext(ctx, md5Prefix(md5), md5, source, n, hs.Get(resourcesync.SHA256)), &l, &l.URI)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("resource of source %s with hash %s: %w", source, hs, ErrNotFound)
-	}
+	rows, err := c.reads.byMD5.QueryContext(ctx, md5Prefix(md5), md5, source, n, hs.Get(resourcesync.SHA256))
 	if err != nil {
 		return nil, fmt.Errorf("find resource of source %s with hash %s: %w", source, hs, err)
 	}
-	return &l, nil
+	defer rows.Close()
+	var best *Lookup
+	var bestChanged int64
+	for rows.Next() {
+		var l Lookup
+		var changed int64
+		if err := scanLookup(rows, &l, &l.URI, &changed); err != nil {
+			return nil, fmt.Errorf("find resource of source %s with hash %s: %w", source, hs, err)
+		}
+		if best == nil || changed > bestChanged {
+			best, bestChanged = &l, changed
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("find resource of source %s with hash %s: %w", source, hs, err)
+	}
+	if best == nil {
+		return nil, fmt.Errorf("resource of source %s with hash %s: %w", source, hs, ErrNotFound)
+	}
+	return best, nil
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/resourcesync"
 )
 
 // TestLookupAgreesWithResource checks Lookup against the full row read
@@ -75,7 +76,8 @@ func TestLookupAgreesWithResource(t *testing.T) {
 
 // BenchmarkLookup compares the lean read of a fetch worker with the full
 // row read of Resource, for a row the catalog lacks (every change of a
-// first baseline) and one it has, in a catalog of 20,000 rows.
+// first baseline) and one it has, in a catalog of 20,000 rows; and the
+// worker's lookup by md5 (HeldByHash) of a copy held and of one not.
 func BenchmarkLookup(b *testing.B) {
 	ctx := context.Background()
 	c := openTemp(b)
@@ -94,6 +96,20 @@ func BenchmarkLookup(b *testing.B) {
 			for i := 0; b.Loop(); i++ {
 				if _, found, err := c.Lookup(ctx, "c", uri(i)); err != nil || found != hit {
 					b.Fatalf("Lookup: found %v, %v", found, err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e3/float64(b.N), "us/lookup")
+		})
+		b.Run("HeldByHash/"+name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				content := fmt.Sprint(i % n)
+				if !hit {
+					content = "not held " + content
+				}
+				hs := resourcesync.Hashes{{Alg: resourcesync.MD5, Value: md5hex(content)}}
+				if _, err := c.HeldByHash(ctx, "s1", hs, nil); (err == nil) != hit {
+					b.Fatalf("HeldByHash: %v", err)
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e3/float64(b.N), "us/lookup")

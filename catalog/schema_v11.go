@@ -30,12 +30,16 @@ CREATE INDEX changes_md5 ON changes (substr(md5, 1, 12)) WHERE op <> 'deleted';
 // md5Prefix is the key of changes_md5 for an md5 (hex).
 func md5Prefix(md5 string) string { return md5[:min(len(md5), 12)] }
 
-// byMD5Join is the FROM and WHERE of the lookups by md5 (see schemaV11):
-// the change-log rows whose md5 has the prefix ?1 and is ?2, then the
+// byMD5From is the FROM and WHERE of the lookups by md5 (see schemaV11):
+// the change-log rows whose md5 has the prefix ?1 and is ?2, and the
 // resource each is the current change of, held, from source ?3. The
-// columns selected name the resource's with r.
-const byMD5Join = ` FROM changes AS c CROSS JOIN resources AS r ON r.collection = c.collection AND r.uri = c.uri AND r.seq = c.seq
-	WHERE substr(c.md5, 1, 12) = ?1 AND c.op <> 'deleted' AND c.md5 = ?2 AND r.source = ?3 AND r.deleted = 0 AND r.md5 = ?2`
+// resources are named r. A join of the two tables cost about 15 µs more
+// a lookup than this form, in which SQLite reads the few change-log rows
+// first and then seeks each resource by its key.
+const byMD5From = ` FROM resources AS r
+	WHERE (r.collection, r.uri, r.seq) IN (SELECT collection, uri, seq FROM changes
+		WHERE substr(md5, 1, 12) = ?1 AND op <> 'deleted' AND md5 = ?2)
+	AND r.source = ?3 AND r.deleted = 0 AND r.md5 = ?2`
 
 // qualified is cols, a list of the resources table's columns, each
 // named with the alias r.

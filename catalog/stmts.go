@@ -70,12 +70,13 @@ type readStmts struct {
 	lookup                *sql.Stmt
 }
 
-// heldByMD5SQL finds a held copy of a Source by its md5 (changes_md5,
-// byMD5Join), with the length and sha-256 given when they are not NULL
-// and not empty.
-var heldByMD5SQL = `SELECT r.uri, ` + qualified(lookupCols) + byMD5Join + `
-	AND (?4 IS NULL OR r.length = ?4) AND (?5 = '' OR r.sha256 = ?5)
-	ORDER BY r.changed DESC LIMIT 1`
+// heldByMD5SQL finds the held copies of a Source by their md5
+// (changes_md5, byMD5From), with the length and sha-256 given when they
+// are not NULL and not empty; HeldByHash keeps the one changed last. It
+// has no ORDER BY: SQLite's sorter cost more than the lookup itself, and
+// there are seldom two answers.
+var heldByMD5SQL = `SELECT r.uri, r.changed, ` + qualified(lookupCols) + byMD5From + `
+	AND (?4 IS NULL OR r.length = ?4) AND (?5 = '' OR r.sha256 = ?5)`
 
 // prepare prepares every statement of s on the reader pool.
 func (s *readStmts) prepare(ctx context.Context, db *sql.DB) error {
