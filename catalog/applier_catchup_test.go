@@ -14,7 +14,6 @@ import (
 
 	"github.com/viaduct-mirror/viaduct"
 	"github.com/viaduct-mirror/viaduct/internal/testutil"
-	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/queue/queuetest"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 )
@@ -32,24 +31,15 @@ func TestApplierCatchesUpInLargeBatches(t *testing.T) {
 	t.Cleanup(func() { cat.Close() })
 
 	const n = 3 * applyCatchUp
-	pending := make([]*queue.PendingEvent, 0, n)
-	for i := range n {
+	evs := make([]*viaduct.Event, n)
+	for i := range evs {
 		uri := fmt.Sprintf("http://example.org/r/%d", i)
 		digest := fmt.Sprintf("%064x", i)
-		ev := &viaduct.Event{Source: "s", Collection: "s", URI: uri, Op: resourcesync.Created,
+		evs[i] = &viaduct.Event{Source: "s", Collection: "s", URI: uri, Op: resourcesync.Created,
 			SHA256: digest, MD5: digest[:32], Length: 1, Type: "text/plain",
 			Upstream: viaduct.Change{Source: "s", Collection: "s", URI: uri, Op: resourcesync.Created, Time: time.Unix(int64(i), 0)}}
-		p, err := q.PublishEventAsync(ctx, ev)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pending = append(pending, p)
 	}
-	for _, p := range pending {
-		if _, err := p.Wait(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	queuetest.PublishEvents(t, q, evs)
 
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp), sdktrace.WithSampler(sdktrace.AlwaysSample()))

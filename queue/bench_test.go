@@ -106,7 +106,7 @@ func BenchmarkEventsOnDisk(b *testing.B) {
 			}
 			evs := repositoryEvents(b.N)
 			b.ResetTimer()
-			publishAll(b, q, evs)
+			queuetest.PublishEvents(b, q, evs)
 			b.StopTimer()
 			q.Close()
 			bytes, blocks := eventsOnDisk(b, cfg.Dir)

@@ -87,26 +87,6 @@ func next(t *testing.T, s *queue.ChangeStream) *queue.ChangeMsg {
 	return m
 }
 
-// publishAll publishes evs to EVENTS without waiting for each, then waits
-// for every one to be stored.
-func publishAll(t testing.TB, q *queue.Queue, evs []*viaduct.Event) {
-	t.Helper()
-	ctx := context.Background()
-	pending := make([]*queue.PendingEvent, 0, len(evs))
-	for _, ev := range evs {
-		pe, err := q.PublishEventAsync(ctx, ev)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pending = append(pending, pe)
-	}
-	for _, pe := range pending {
-		if _, err := pe.Wait(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // eventsOnDisk is what the message blocks of EVENTS take on disk in the
 // embedded server's directory dir, and how many there are.
 func eventsOnDisk(t testing.TB, dir string) (bytes int64, blocks int) {

@@ -191,7 +191,7 @@ func TestEventsBlocksCompressed(t *testing.T) {
 		ev.Upstream.URI = ev.URI
 		evs = append(evs, ev)
 	}
-	publishAll(t, q, evs)
+	queuetest.PublishEvents(t, q, evs)
 	info, err := s.Info(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/viaduct-mirror/viaduct"
 	"github.com/viaduct-mirror/viaduct/queue"
 )
 
@@ -38,4 +39,24 @@ func Config(t testing.TB) queue.Config {
 	cfg.MaxDeliver = 3
 	cfg.Backoff = nil
 	return cfg
+}
+
+// PublishEvents publishes evs to EVENTS without waiting for each, then
+// waits until every one is stored.
+func PublishEvents(t testing.TB, q *queue.Queue, evs []*viaduct.Event) {
+	t.Helper()
+	ctx := context.Background()
+	pending := make([]*queue.PendingEvent, 0, len(evs))
+	for _, ev := range evs {
+		pe, err := q.PublishEventAsync(ctx, ev)
+		if err != nil {
+			t.Fatalf("queuetest: publish event for %s: %v", ev.URI, err)
+		}
+		pending = append(pending, pe)
+	}
+	for _, pe := range pending {
+		if _, err := pe.Wait(ctx); err != nil {
+			t.Fatalf("queuetest: %v", err)
+		}
+	}
 }
