@@ -17,10 +17,10 @@ import "strings"
 //
 // changes_md5 indexes the first 12 hex digits of each logged copy's md5
 // (48 bits; the full digest is compared after), beside the row's integer
-// key: about a sixth of the old entry. A change-log row at the
+// key: a quarter to a sixth of the old entry. A change-log row at the
 // resource's own seq names its current copy, and retention always keeps
-// that change (Prune), so the lookups find candidates there and join
-// their resource at that seq. Deletions, whose rows name the copy that
+// that change (Prune), so the lookups find candidates there and take
+// each resource whose current change one of them is. Deletions, whose rows name the copy that
 // went, are left out of the index.
 const schemaV11 = `
 DROP INDEX IF EXISTS resources_md5;

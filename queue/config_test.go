@@ -21,6 +21,7 @@ ack_wait: 90s
 max_deliver: 6
 backoff: [30s, 2m, 10m]
 events_max_age: 8760h
+events_compression: none
 dead_max_bytes: 1073741824
 `
 	if err := yaml.Unmarshal([]byte(doc), &cfg); err != nil {
@@ -30,7 +31,8 @@ dead_max_bytes: 1073741824
 		t.Fatalf("valid configuration rejected: %v", err)
 	}
 	if cfg.AckWait != 90*time.Second || len(cfg.Backoff) != 3 || cfg.Backoff[1] != 2*time.Minute ||
-		cfg.EventsMaxAge != 365*24*time.Hour || cfg.Replicas != 3 || cfg.DuplicateWindow != 20*time.Second {
+		cfg.EventsMaxAge != 365*24*time.Hour || cfg.Replicas != 3 || cfg.DuplicateWindow != 20*time.Second ||
+		cfg.EventsCompression != "none" {
 		t.Errorf("decoded %+v", cfg)
 	}
 }
@@ -50,6 +52,7 @@ func TestConfigValidateNamesTheField(t *testing.T) {
 		{"queue.events_max_age", func(c *queue.Config) { c.EventsMaxAge = c.DuplicateWindow / 2 }},
 		{"queue.max_deliver", func(c *queue.Config) { c.MaxDeliver = 0 }},
 		{"queue.max_ack_pending", func(c *queue.Config) { c.MaxAckPending = 0 }},
+		{"queue.events_compression", func(c *queue.Config) { c.EventsCompression = "gzip" }},
 	} {
 		t.Run(tc.field, func(t *testing.T) {
 			cfg := queue.Defaults()
