@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // HeldCopy is what the fixity audit reads of a held resource: where its
@@ -37,28 +38,28 @@ func (c *Catalog) HeldCopies(ctx context.Context, afterCollection, afterURI stri
 
 // CopiesOf returns every held resource of the given Sources, and of
 // the Sources the catalog records, whose copy is the blob sha256 (with
-// that md5): the resources a bad blob must be fetched again for. It goes
-// by the md5 index (changes_md5) once for each Source, since the catalog
-// keeps no index by sha-256 (schemaV6); a copy's md5 is computed with its
-// sha-256, so it is never missing from a row.
+// that md5), a Source's after another's: the resources a bad blob must
+// be fetched again for. It goes by the md5 index (changes_md5), since
+// the catalog keeps no index by sha-256 (schemaV6); a copy's md5 is
+// computed with its sha-256, so it is never missing from a row.
 func (c *Catalog) CopiesOf(ctx context.Context, sources []string, sha256, md5 string) ([]*Resource, error) {
 	known, err := c.Sources(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("find the resources whose copy is blob %s: %w", sha256, err)
 	}
-	names := slices.Clone(sources)
+	names := make(map[string]bool, len(sources)+len(known))
+	for _, s := range sources {
+		names[s] = true
+	}
 	for _, s := range known {
-		names = append(names, s.Name)
+		names[s.Name] = true
 	}
-	slices.Sort(names)
-	var all []*Resource
-	for _, src := range slices.Compact(names) {
-		page, err := readPage(ctx, c.reader, `SELECT `+qualified(resourceCols)+byMD5From+` AND r.sha256 = ?4`,
-			[]any{md5Prefix(md5), md5, src, sha256}, scanResource)
-		if err != nil {
-			return nil, fmt.Errorf("find the resources of source %s whose copy is blob %s: %w", src, sha256, err)
-		}
-		all = append(all, page...)
+	page, err := readPage(ctx, c.reader, `SELECT `+qualified(resourceCols)+byMD5From+` AND r.sha256 = ?3`,
+		[]any{md5Prefix(md5), md5, sha256}, scanResource)
+	if err != nil {
+		return nil, fmt.Errorf("find the resources whose copy is blob %s: %w", sha256, err)
 	}
-	return all, nil
+	copies := slices.DeleteFunc(page, func(r *Resource) bool { return !names[r.Source] })
+	slices.SortStableFunc(copies, func(a, b *Resource) int { return strings.Compare(a.Source, b.Source) })
+	return copies, nil
 }

@@ -51,8 +51,9 @@ func checkByMD5Plan(t testing.TB, c *Catalog, query string, args ...any) {
 // TestMigrationV11MovesTheMD5Index: a catalog of schema 10 loses the
 // resources' md5 index for the change log's, and its copies are found by
 // hash as before: by the lookups of the fetch workers and of the fixity
-// audit, the current copy only, not one replaced or deleted, and a
-// resource created again with the same bytes once.
+// audit, the current copy only, not one replaced or deleted, a resource
+// created again with the same bytes once, and only the Sources asked for
+// (the fixity audit's, a Source's after another's).
 func TestMigrationV11MovesTheMD5Index(t *testing.T) {
 	ctx := context.Background()
 	path := packFixture(t)
@@ -69,6 +70,8 @@ func TestMigrationV11MovesTheMD5Index(t *testing.T) {
 	mustApply(t, c, 106, again)
 	mustApply(t, c, 107, event("s1", "c", "http://s1/again", del, ""))
 	mustApply(t, c, 108, event("s1", "c", "http://s1/again", cr, "again bytes"))
+	other := event("s2", "a", "http://s2/same", cr, "kept bytes") // another Source's copy of kept's bytes
+	mustApply(t, c, 109, other)
 	c.Close()
 	toV10(t, path)
 
@@ -104,13 +107,20 @@ func TestMigrationV11MovesTheMD5Index(t *testing.T) {
 			t.Errorf("CopiesOf the copy %s no longer holds = %d resources, %v; want none", ev.URI, len(rs), err)
 		}
 	}
+	if r, err := c.HeldByHash(ctx, "s2", both(kept), nil); err != nil || r.URI != other.URI {
+		t.Errorf("HeldByHash of s2's copy of the same bytes = %v, %v; want %s", r, err, other.URI)
+	}
+	rs, err := c.CopiesOf(ctx, []string{"s2", "s1"}, kept.SHA256, kept.MD5)
+	if err != nil || len(rs) != 2 || rs[0].URI != kept.URI || rs[1].URI != other.URI {
+		t.Errorf("CopiesOf the blob of two Sources = %v, %v; want %s then %s", rs, err, kept.URI, other.URI)
+	}
 	for _, ev := range []*viaduct.Event{kept, again} {
 		rs, err := c.CopiesOf(ctx, []string{"s1"}, ev.SHA256, ev.MD5)
 		if err != nil || len(rs) != 1 || rs[0].URI != ev.URI {
 			t.Errorf("CopiesOf the copy of %s = %d resources, %v; want it once", ev.URI, len(rs), err)
 		}
 	}
-	checkByMD5Plan(t, c, `SELECT `+qualified(resourceCols)+byMD5From+` AND r.sha256 = ?4`, md5Prefix(kept.MD5), kept.MD5, "s1", kept.SHA256)
+	checkByMD5Plan(t, c, `SELECT `+qualified(resourceCols)+byMD5From+` AND r.sha256 = ?3`, md5Prefix(kept.MD5), kept.MD5, kept.SHA256)
 }
 
 // BenchmarkMigrateV11 measures the step to schema 11 on a repository's

@@ -20,7 +20,9 @@ import "strings"
 // key: a quarter to a sixth of the old entry. A change-log row at the
 // resource's own seq names its current copy, and retention always keeps
 // that change (Prune), so the lookups find candidates there and take
-// each resource whose current change one of them is. Deletions, whose rows name the copy that
+// each resource whose current change one of them is. The resources'
+// md5 column is what a lookup then checks the copy against, and their
+// source column what HeldByHash keeps its Source's rows by. Deletions, whose rows name the copy that
 // went, are left out of the index.
 const schemaV11 = `
 DROP INDEX IF EXISTS resources_md5;
@@ -32,14 +34,15 @@ func md5Prefix(md5 string) string { return md5[:min(len(md5), 12)] }
 
 // byMD5From is the FROM and WHERE of the lookups by md5 (see schemaV11):
 // the change-log rows whose md5 has the prefix ?1 and is ?2, and the
-// resource each is the current change of, held, from source ?3. The
-// resources are named r. A join of the two tables cost about 15 µs more
-// a lookup than this form, in which SQLite reads the few change-log rows
-// first and then seeks each resource by its key.
+// resource each is the current change of, held. The resources are named
+// r; a lookup adds its own conditions from ?3 on. A join of the two
+// tables cost about 15 µs more a lookup than this form, in which SQLite
+// reads the few change-log rows first and then seeks each resource by
+// its key.
 const byMD5From = ` FROM resources AS r
 	WHERE (r.collection, r.uri, r.seq) IN (SELECT collection, uri, seq FROM changes
 		WHERE substr(md5, 1, 12) = ?1 AND op <> 'deleted' AND md5 = ?2)
-	AND r.source = ?3 AND r.deleted = 0 AND r.md5 = ?2`
+	AND r.deleted = 0 AND r.md5 = ?2`
 
 // qualified is cols, a list of the resources table's columns, each
 // named with the alias r.

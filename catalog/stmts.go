@@ -76,7 +76,7 @@ type readStmts struct {
 // has no ORDER BY: SQLite's sorter cost more than the lookup itself, and
 // there are seldom two answers.
 var heldByMD5SQL = `SELECT r.uri, r.changed, ` + qualified(lookupCols) + byMD5From + `
-	AND (?4 IS NULL OR r.length = ?4) AND (?5 = '' OR r.sha256 = ?5)`
+	AND r.source = ?3 AND (?4 IS NULL OR r.length = ?4) AND (?5 = '' OR r.sha256 = ?5)`
 
 // prepare prepares every statement of s on the reader pool.
 func (s *readStmts) prepare(ctx context.Context, db *sql.DB) error {
