@@ -119,3 +119,27 @@ func checkFor(t testing.TB, d time.Duration, cond func() bool, what string) {
 	t.Helper()
 	testutil.Eventually(t, d, what, cond)
 }
+
+// queryPlan is SQLite's EXPLAIN QUERY PLAN of query run with args on c's
+// readers: the detail of each step, in order.
+func queryPlan(t testing.TB, c *Catalog, query string, args ...any) []string {
+	t.Helper()
+	rows, err := c.reader.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+query, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return plan
+}

@@ -21,20 +21,7 @@ func toV10(t testing.TB, path string) {
 // sort.
 func checkByMD5Plan(t testing.TB, c *Catalog, query string, args ...any) {
 	t.Helper()
-	rows, err := c.reader.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+query, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
-		var id, parent, unused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
-	}
+	plan := queryPlan(t, c, query, args...)
 	var byIndex, byKey bool
 	for _, step := range plan {
 		byIndex = byIndex || strings.Contains(step, "SEARCH changes USING INDEX changes_md5")

@@ -14,24 +14,9 @@ import (
 // instead of scanning the table (a scan of millions of rows per request
 // is what a query that no longer states the index's condition would get).
 func TestLookupsByOriginSearchIndexes(t *testing.T) {
-	ctx := context.Background()
 	c := openTemp(t)
 	for name, q := range map[string]string{"byOriginSQL": byOriginSQL, "byURISQL": byURISQL, "provenanceSQL": provenanceSQL} {
-		rows, err := c.reader.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q, "http://origin.example/doc", "c")
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
-		all := strings.Join(plan, "; ")
+		all := strings.Join(queryPlan(t, c, q, "http://origin.example/doc", "c"), "; ")
 		if strings.Contains(all, "SCAN resources") || !strings.Contains(all, "USING INDEX resources_origin") ||
 			!strings.Contains(all, "USING PRIMARY KEY (collection=? AND uri=?)") {
 			t.Errorf("%s: plan %q, want searches only, by resources_origin and by primary key", name, all)
