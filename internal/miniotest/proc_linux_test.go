@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/viaduct-mirror/viaduct/internal/testutil"
 )
 
 // TestServerDiesWithItsParent: a process that started a server and is
@@ -50,16 +52,12 @@ func TestServerDiesWithItsParent(t *testing.T) {
 		t.Fatal(err)
 	}
 	parent.Wait()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testutil.Eventually(t, 10*time.Second, "the server at "+endpoint+" to stop when the process that started it was killed", func() bool {
 		c, err := net.DialTimeout("tcp", endpoint, time.Second)
 		if err != nil {
-			return // nothing listens there any more
+			return true // nothing listens there any more
 		}
 		c.Close()
-		if time.Now().After(deadline) {
-			t.Fatalf("the server at %s still answers 10 s after the process that started it was killed", endpoint)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return false
+	})
 }
