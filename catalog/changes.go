@@ -34,7 +34,7 @@ func scanChange(s scanner) (*ChangeRecord, error) {
 		ch           ChangeRecord
 		seq, at, rcv int64
 	)
-	err := s.Scan(&seq, &ch.Collection, &ch.URI, &ch.Op, &at, &rcv, &ch.SHA256, &ch.MD5, &ch.Length, &ch.Type)
+	err := s.Scan(&seq, &ch.Collection, &ch.URI, &ch.Op, &at, &rcv, hexDigest{&ch.SHA256}, hexDigest{&ch.MD5}, &ch.Length, &ch.Type)
 	if err != nil {
 		return nil, err
 	}

@@ -43,7 +43,7 @@ type rowDecoder struct {
 // state reads one row of plainStateCols into rs.
 func (d *rowDecoder) state(s scanner, rs *ResourceState) error {
 	r := &rs.Resource
-	err := s.Scan(&r.Collection, &r.URI, &r.Source, &r.Origin, &d.deleted, &r.SHA256, &r.MD5, &r.Length, &r.Type,
+	err := s.Scan(&r.Collection, &r.URI, &r.Source, &r.Origin, &d.deleted, hexDigest{&r.SHA256}, hexDigest{&r.MD5}, &r.Length, &r.Type,
 		&d.changed, &d.seq, &d.upTime, &d.upMod, &d.upHash, &d.upLen, &d.ty, &d.links, &rs.Op)
 	if err != nil {
 		return err
@@ -57,7 +57,7 @@ func (d *rowDecoder) state(s scanner, rs *ResourceState) error {
 
 // logged reads one row of plainLoggedCols into ch.
 func (d *rowDecoder) logged(s scanner, ch *LoggedChange) error {
-	err := s.Scan(&d.seq, &ch.Collection, &ch.URI, &ch.Op, &d.at, &d.rcv, &ch.SHA256, &ch.MD5, &ch.Length, &ch.Type,
+	err := s.Scan(&d.seq, &ch.Collection, &ch.URI, &ch.Op, &d.at, &d.rcv, hexDigest{&ch.SHA256}, hexDigest{&ch.MD5}, &ch.Length, &ch.Type,
 		&ch.Source, &ch.UpstreamOp, &d.upTime, &d.upMod, &d.upHash, &d.upLen, &d.ty, &d.links)
 	if err != nil {
 		return err

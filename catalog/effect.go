@@ -139,7 +139,7 @@ func (a *applier) apply(b *Applied) error {
 	a.upPack.packChange(&changeHead{seq: int64(b.Seq), at: at, received: b.At.UnixMicro(), op: op, upOp: ev.Upstream.Op,
 		copy: logged}, &uf, true)
 	a.logged = append(a.logged, int64(b.Seq), ev.Collection, ev.URI, op,
-		at, b.At.UnixMicro(), logged.sha256, logged.md5, logged.length, logged.typ,
+		at, b.At.UnixMicro(), digestValue(logged.sha256), digestValue(logged.md5), logged.length, logged.typ,
 		append([]byte(nil), a.upPack.b...), prev)
 	return nil
 }

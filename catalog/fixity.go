@@ -27,7 +27,7 @@ func (c *Catalog) HeldCopies(ctx context.Context, afterCollection, afterURI stri
 		ORDER BY collection, uri LIMIT ?`, []any{afterCollection, afterURI, limit},
 		func(s scanner) (HeldCopy, error) {
 			var h HeldCopy
-			err := s.Scan(&h.Collection, &h.URI, &h.Source, &h.SHA256, &h.MD5, &h.Length)
+			err := s.Scan(&h.Collection, &h.URI, &h.Source, hexDigest{&h.SHA256}, hexDigest{&h.MD5}, &h.Length)
 			return h, err
 		})
 	if err != nil {
@@ -55,7 +55,7 @@ func (c *Catalog) CopiesOf(ctx context.Context, sources []string, sha256, md5 st
 		names[s.Name] = true
 	}
 	page, err := readPage(ctx, c.reader, `SELECT `+qualified(resourceCols)+byMD5From+` AND r.sha256 = ?3`,
-		[]any{md5Prefix(md5), md5, sha256}, scanResource)
+		[]any{md5Prefix(md5), digestValue(md5), digestValue(sha256)}, scanResource)
 	if err != nil {
 		return nil, fmt.Errorf("find the resources whose copy is blob %s: %w", sha256, err)
 	}

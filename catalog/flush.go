@@ -54,7 +54,7 @@ func (a *applier) flush() error {
 			if r.deleted {
 				deleted = 1
 			}
-			args = append(args, r.key.collection, r.key.uri, r.source, deleted, r.sha256, r.md5, r.length, r.typ,
+			args = append(args, r.key.collection, r.key.uri, r.source, deleted, digestValue(r.sha256), digestValue(r.md5), r.length, r.typ,
 				r.changed, r.seq, r.viaOrigin, r.hops, r.copyPack, r.upPack, r.est, r.estRefs, r.upOrder)
 		case writeMeta:
 			// Its copy is as the catalog has it: only what the Source

@@ -48,7 +48,7 @@ const lookupSQL = `SELECT ` + lookupCols + ` FROM resources WHERE collection = ?
 // scanLookup reads lookupCols into l, after the columns in head.
 func scanLookup(s scanner, l *Lookup, head ...any) error {
 	var order, up string
-	if err := s.Scan(append(head, &l.Deleted, &l.SHA256, &l.MD5, &l.Length, &l.Type, &order, &up)...); err != nil {
+	if err := s.Scan(append(head, &l.Deleted, hexDigest{&l.SHA256}, hexDigest{&l.MD5}, &l.Length, &l.Type, &order, &up)...); err != nil {
 		return err
 	}
 	var err error
@@ -93,7 +93,7 @@ func (c *Catalog) HeldByHash(ctx context.Context, source string, hs resourcesync
 	if length != nil {
 		n = sql.NullInt64{Int64: *length, Valid: true}
 	}
-	rows, err := c.reads.byMD5.QueryContext(ctx, md5Prefix(md5), md5, source, n, hs.Get(resourcesync.SHA256))
+	rows, err := c.reads.byMD5.QueryContext(ctx, md5Prefix(md5), digestValue(md5), source, n, digestValue(hs.Get(resourcesync.SHA256)))
 	if err != nil {
 		return nil, fmt.Errorf("find resource of source %s with hash %s: %w", source, hs, err)
 	}

@@ -37,6 +37,7 @@ var migrations = []migration{
 	{name: "each fact of a resource and a change kept once", sql: schemaV9, fill: fillV9},
 	{name: "the copy's digests kept once, the Source's marked where they repeat them", sql: schemaV10, fill: fillV10},
 	{name: "the index by md5 on the change log, a digest's prefix and the row's key", sql: schemaV11},
+	{name: "the copy's digests kept as bytes", sql: schemaV12},
 }
 
 // schemaVersion is the version this build writes: the number of steps.

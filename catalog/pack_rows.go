@@ -20,14 +20,19 @@ type copyFacts struct {
 // digestsSQL is what the streaming reads put before a resource's
 // copy_pack or a change's pack, of the row named by alias ("" for the
 // table itself): its sha256 and md5 columns as packed strings, a length
-// byte and the text (both are under 128 bytes: validate), so that the
+// byte and the hex (both are under 128 bytes: validate), so that the
 // packs need not hold them again (schema 10). The reads decode the
-// result as if the pack began with them.
+// result as if the pack began with them. A digest kept as bytes (schema
+// 12) is rendered in hex, one kept as text as it is (digestSQL).
 func digestsSQL(alias string) string {
 	if alias != "" {
 		alias += "."
 	}
-	return `char(length(CAST(` + alias + `sha256 AS BLOB))) || ` + alias + `sha256 || char(length(CAST(` + alias + `md5 AS BLOB))) || ` + alias + `md5`
+	packed := func(col string) string {
+		col = alias + col
+		return `char(iif(typeof(` + col + `) = 'blob', 2 * length(` + col + `), length(CAST(` + col + ` AS BLOB)))) || ` + digestSQL(col)
+	}
+	return packed("sha256") + ` || ` + packed("md5")
 }
 
 // digests appends sha256 and md5 as digestsSQL renders them.

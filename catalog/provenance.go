@@ -85,7 +85,7 @@ func (c *Catalog) Provenance(ctx context.Context, uri string) ([]Hop, error) {
 		length, changed                       int64
 	)
 	err := c.reader.QueryRowContext(ctx, provenanceSQL, uri).
-		Scan(&coll, &at, &hopsJSON, &up, &sha, &md5, &typ, &length, &changed)
+		Scan(&coll, &at, &hopsJSON, &up, hexDigest{&sha}, hexDigest{&md5}, &typ, &length, &changed)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("provenance of %s: %w", uri, ErrNotFound)
 	}

@@ -48,7 +48,7 @@ func scanResource(s scanner) (*Resource, error) {
 		changed, seq int64
 		up           string
 	)
-	err := s.Scan(&r.Collection, &r.URI, &deleted, &r.SHA256, &r.MD5, &r.Length, &r.Type, &changed, &seq, &up)
+	err := s.Scan(&r.Collection, &r.URI, &deleted, hexDigest{&r.SHA256}, hexDigest{&r.MD5}, &r.Length, &r.Type, &changed, &seq, &up)
 	if err != nil {
 		return nil, err
 	}

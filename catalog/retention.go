@@ -205,8 +205,8 @@ func (c *Catalog) BlobRefs(ctx context.Context, fn func(sha256 string) error) (u
 		return 0, fmt.Errorf("read blob references: %w", err)
 	}
 	for _, q := range []string{
-		`SELECT sha256 FROM resources WHERE deleted = 0 AND sha256 != ''`,
-		`SELECT sha256 FROM changes WHERE op != 'deleted' AND sha256 != ''`,
+		`SELECT ` + digestSQL("sha256") + ` FROM resources WHERE deleted = 0 AND sha256 != ''`,
+		`SELECT ` + digestSQL("sha256") + ` FROM changes WHERE op != 'deleted' AND sha256 != ''`,
 	} {
 		if err := eachString(ctx, tx, q, fn); err != nil {
 			return 0, fmt.Errorf("read blob references: %w", err)

@@ -112,7 +112,7 @@ func (a *applier) loadRows(st *sql.Stmt, coll string, args []any) error {
 			changed    int64
 			seq        int64
 		)
-		if err := rows.Scan(&uri, &deleted, &h.sha256, &h.md5, &h.length, &h.typ, &changed, &seq, &copyPack, &order); err != nil {
+		if err := rows.Scan(&uri, &deleted, hexDigest{&h.sha256}, hexDigest{&h.md5}, &h.length, &h.typ, &changed, &seq, &copyPack, &order); err != nil {
 			return fmt.Errorf("read resources of collection %s: %w", coll, err)
 		}
 		r := a.rows[rowKey{coll, uri}]

@@ -1,7 +1,5 @@
 package catalog
 
-import "strings"
-
 // schemaV11 moves the index by md5 from the resources to the change log.
 //
 // The fetch workers' lookup by hash (HeldByHash) and the fixity audit's
@@ -28,28 +26,3 @@ const schemaV11 = `
 DROP INDEX IF EXISTS resources_md5;
 CREATE INDEX changes_md5 ON changes (substr(md5, 1, 12)) WHERE op <> 'deleted';
 `
-
-// md5Prefix is the key of changes_md5 for an md5 (hex).
-func md5Prefix(md5 string) string { return md5[:min(len(md5), 12)] }
-
-// byMD5From is the FROM and WHERE of the lookups by md5 (see schemaV11):
-// the change-log rows whose md5 has the prefix ?1 and is ?2, and the
-// resource each is the current change of, held. The resources are named
-// r; a lookup adds its own conditions from ?3 on. A join of the two
-// tables cost about 15 µs more a lookup than this form, in which SQLite
-// reads the few change-log rows first and then seeks each resource by
-// its key.
-const byMD5From = ` FROM resources AS r
-	WHERE (r.collection, r.uri, r.seq) IN (SELECT collection, uri, seq FROM changes
-		WHERE substr(md5, 1, 12) = ?1 AND op <> 'deleted' AND md5 = ?2)
-	AND r.deleted = 0 AND r.md5 = ?2`
-
-// qualified is cols, a list of the resources table's columns, each
-// named with the alias r.
-func qualified(cols string) string {
-	parts := strings.Split(cols, ",")
-	for i, p := range parts {
-		parts[i] = "r." + strings.TrimSpace(p)
-	}
-	return strings.Join(parts, ", ")
-}
