@@ -47,14 +47,7 @@ func TestMigrationV12KeepsDigestsAsBytes(t *testing.T) {
 	if a == nil || len(a.SHA256) != 64 {
 		t.Fatalf("fixture: resource a = %+v", a)
 	}
-	c.Close()
-
-	toV11(t, path)
-	c = openAt(t, path)
-	after := readFacts(t, c, uris, origins)
-	if !reflect.DeepEqual(before, after) {
-		t.Errorf("after the migration the catalog reads\n%+v\nbefore it\n%+v", after, before)
-	}
+	c = migrateAgain(t, c, path, toV11, uris, origins, before)
 	if refs := blobRefs(t, c); !reflect.DeepEqual(refs, refsBefore) {
 		t.Errorf("blob references after the migration: %q, before: %q", refs, refsBefore)
 	}

@@ -248,6 +248,21 @@ func readFacts(t *testing.T, c *Catalog, uris, origins []string) catalogFacts {
 	return f
 }
 
+// migrateAgain closes c, turns its file at path back into an older
+// schema with down, and opens it again, which migrates it; it fails t
+// unless every read then answers as before (readFacts), and returns the
+// catalog opened again.
+func migrateAgain(t *testing.T, c *Catalog, path string, down func(testing.TB, string), uris, origins []string, before catalogFacts) *Catalog {
+	t.Helper()
+	c.Close()
+	down(t, path)
+	c = openAt(t, path)
+	if after := readFacts(t, c, uris, origins); !reflect.DeepEqual(before, after) {
+		t.Errorf("after the migration the catalog reads\n%+v\nbefore it\n%+v", after, before)
+	}
+	return c
+}
+
 // TestMigrationV9KeepsEveryFact writes a catalog of every kind of row
 // (a resource with links and a via link, one with odd times and no
 // length, updated then deleted, restated, a tombstone, one whose upstream
@@ -274,14 +289,7 @@ func TestMigrationV9KeepsEveryFact(t *testing.T) {
 		t.Fatalf("fixture: %d listed, %d changes, %d provenances; want 2, 5, 4", len(before.Listed), len(before.Changes),
 			len(before.Provenance))
 	}
-	c.Close()
-
-	toV8(t, path)
-	c = openAt(t, path)
-	after := readFacts(t, c, uris, origins)
-	if !reflect.DeepEqual(before, after) {
-		t.Errorf("after the migration the catalog reads\n%+v\nbefore it\n%+v", after, before)
-	}
+	c = migrateAgain(t, c, path, toV8, uris, origins, before)
 	var v, held, derived int
 	if err := c.reader.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil || v != schemaVersion() {
 		t.Fatalf("user_version = %d, %v; want %d", v, err, schemaVersion())
