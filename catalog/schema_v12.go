@@ -31,7 +31,8 @@ CREATE INDEX changes_md5 ON changes (substr(md5, 1, 6)) WHERE op <> 'deleted';
 `
 
 // hexOfBytes is the SQL condition that col is text of lowercase hex of
-// whole bytes: what digestValue stores as bytes.
+// whole bytes: what digestValue stores as bytes. It is part of the
+// released step and is not edited, as the step is not.
 func hexOfBytes(col string) string {
 	return fmt.Sprintf(`(typeof(%[1]s) = 'text' AND %[1]s <> '' AND length(%[1]s) %% 2 = 0 AND %[1]s NOT GLOB '*[^0-9a-f]*')`, col)
 }
