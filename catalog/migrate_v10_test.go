@@ -169,9 +169,10 @@ func TestMigrationV10MarksAsTheApplierDoes(t *testing.T) {
 	}
 }
 
-// BenchmarkMigrateV10 measures the migration to schema 10 of a catalog of
-// b.N resources of a repository (repoEvents), each with its creation in
-// the change log: the time Open takes on the file of schema 9.
+// BenchmarkMigrateV10 measures the migration from schema 9 of a catalog
+// of b.N resources of a repository (repoEvents), each with its creation
+// in the change log: the time Open takes on the file of schema 9, the
+// step to 10 and those after it.
 //
 //	go test -run '^$' -bench MigrateV10 -benchtime 100000x ./catalog
 func BenchmarkMigrateV10(b *testing.B) { benchMigrate(b, toV9) }
