@@ -57,21 +57,22 @@ func digestSQL(col string) string {
 	return `iif(typeof(` + col + `) = 'blob', lower(hex(` + col + `)), ` + col + `)`
 }
 
-// md5Prefix is the key of changes_md5 for an md5 (hex): the first 6 bytes
-// of the value a row stores for it (digestValue).
-func md5Prefix(md5 string) any {
+// md5Args are the arguments ?1 and ?2 of byMD5From for an md5 (hex): the
+// key of changes_md5, the first 6 bytes of the value a row stores for
+// it, and that value (digestValue).
+func md5Args(md5 string) (prefix, value any) {
 	switch v := digestValue(md5).(type) {
 	case []byte:
-		return v[:min(len(v), 6)]
+		return v[:min(len(v), 6)], v
 	case string:
-		return v[:min(len(v), 6)]
+		return v[:min(len(v), 6)], v
 	}
-	return nil
+	panic("unreachable: digestValue returns bytes or a string")
 }
 
 // byMD5From is the FROM and WHERE of the lookups by md5 (see schemaV11
 // and schemaV12): the change-log rows whose md5 has the prefix ?1 and is
-// ?2 (md5Prefix and digestValue of the hex), and the resource each is the
+// ?2 (md5Args), and the resource each is the
 // current change of, held. The resources are named r; a lookup adds its
 // own conditions from ?3 on. A join of the two tables cost about 15 µs
 // more a lookup than this form, in which SQLite reads the few change-log

@@ -42,9 +42,10 @@
 // all one random page of the md5 index, which the fetch workers' by-hash
 // lookups need (the sha-256 index went in schema 6: a declared sha-256 is
 // a blob key, looked up in the blob store). Since schema 11 that index is
-// on the change log and holds a 12-digit prefix of the digest and the
-// row's integer key, about 24 bytes an entry, so that it stays in the
-// page cache far longer than one holding the resources' whole key did
+// on the change log and holds a prefix of the digest and the row's
+// integer key, 6 bytes of it since the digests are kept as bytes
+// (schemaV12): about 17 bytes an entry, so that it stays in the page
+// cache far longer than one holding the resources' whole key did
 // (schemaV11).
 //
 // # Change times

@@ -54,8 +54,9 @@ func (c *Catalog) CopiesOf(ctx context.Context, sources []string, sha256, md5 st
 	for _, s := range known {
 		names[s.Name] = true
 	}
+	prefix, value := md5Args(md5)
 	page, err := readPage(ctx, c.reader, `SELECT `+qualified(resourceCols)+byMD5From+` AND r.sha256 = ?3`,
-		[]any{md5Prefix(md5), digestValue(md5), digestValue(sha256)}, scanResource)
+		[]any{prefix, value, digestValue(sha256)}, scanResource)
 	if err != nil {
 		return nil, fmt.Errorf("find the resources whose copy is blob %s: %w", sha256, err)
 	}

@@ -36,6 +36,12 @@ func openAt(t testing.TB, path string) *Catalog {
 	return c
 }
 
+// md5ArgList is md5Args as the first arguments of a query.
+func md5ArgList(md5 string) []any {
+	prefix, value := md5Args(md5)
+	return []any{prefix, value}
+}
+
 // execOn runs stmts on the closed catalog file at path, on a plain
 // connection: a test's way to put back what an older schema had.
 func execOn(t testing.TB, path string, stmts ...string) {

@@ -93,7 +93,8 @@ func (c *Catalog) HeldByHash(ctx context.Context, source string, hs resourcesync
 	if length != nil {
 		n = sql.NullInt64{Int64: *length, Valid: true}
 	}
-	rows, err := c.reads.byMD5.QueryContext(ctx, md5Prefix(md5), digestValue(md5), source, n, digestValue(hs.Get(resourcesync.SHA256)))
+	prefix, value := md5Args(md5)
+	rows, err := c.reads.byMD5.QueryContext(ctx, prefix, value, source, n, digestValue(hs.Get(resourcesync.SHA256)))
 	if err != nil {
 		return nil, fmt.Errorf("find resource of source %s with hash %s: %w", source, hs, err)
 	}

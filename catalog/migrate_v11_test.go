@@ -108,7 +108,7 @@ func TestMigrationV11MovesTheMD5Index(t *testing.T) {
 			t.Errorf("CopiesOf the copy of %s = %d resources, %v; want it once", ev.URI, len(rs), err)
 		}
 	}
-	checkByMD5Plan(t, c, `SELECT `+qualified(resourceCols)+byMD5From+` AND r.sha256 = ?3`, md5Prefix(kept.MD5), digestValue(kept.MD5), digestValue(kept.SHA256))
+	checkByMD5Plan(t, c, `SELECT `+qualified(resourceCols)+byMD5From+` AND r.sha256 = ?3`, append(md5ArgList(kept.MD5), digestValue(kept.SHA256))...)
 }
 
 // BenchmarkMigrateV11 measures the migration from schema 10 on a

@@ -73,7 +73,7 @@ func TestMigrationV12KeepsDigestsAsBytes(t *testing.T) {
 		t.Errorf("CopiesOf digests kept as text = %v, %v; want %s", rs, err, odd.URI)
 	}
 	checkByMD5Plan(t, c, `SELECT `+qualified(resourceCols)+byMD5From+` AND r.sha256 = ?3`,
-		md5Prefix(a.MD5), digestValue(a.MD5), digestValue(a.SHA256))
+		append(md5ArgList(a.MD5), digestValue(a.SHA256))...)
 }
 
 // blobRefs is every blob key BlobRefs reports, sorted.

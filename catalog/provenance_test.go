@@ -79,7 +79,7 @@ func TestHeldByHashIndex(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "catalog.db")
 	c := openAt(t, path)
-	checkByMD5Plan(t, c, heldByMD5SQL, md5Prefix(md5hex("x")), md5hex("x"), "s1", nil, sha("x"))
+	checkByMD5Plan(t, c, heldByMD5SQL, append(md5ArgList(md5hex("x")), "s1", nil, digestValue(sha("x")))...)
 	c.Close()
 
 	toV8(t, path)
