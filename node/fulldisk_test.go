@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/viaduct-mirror/viaduct/internal/testutil"
-	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/sim"
 )
 
@@ -90,32 +89,6 @@ func TestFullDataDirResumes(t *testing.T) {
 	mustSync(t, n, "c")
 	waitApplying(t, n, "a Source copied after the fault", func() bool { return settled(t, n) })
 	checkMirror(t, n, "c", c)
-}
-
-// settledNow is settled, but a queue that does not answer (JetStream
-// restarting) is only not settled yet.
-func settledNow(t *testing.T, n *Node) bool {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	st, err := n.Queue().JetStream().Stream(ctx, queue.StreamChanges)
-	if err != nil {
-		t.Logf("stream %s: %v", queue.StreamChanges, err)
-		return false
-	}
-	info, err := st.Info(ctx)
-	if err != nil {
-		t.Logf("stream %s: %v", queue.StreamChanges, err)
-		return false
-	}
-	if info.State.Msgs != 0 {
-		return false
-	}
-	ok, err := n.CaughtUp(ctx)
-	if err != nil {
-		t.Logf("caught up: %v", err)
-	}
-	return ok
 }
 
 // logErrors logs each distinct error and warning the node logged.
