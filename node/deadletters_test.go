@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/viaduct-mirror/viaduct/internal/testutil"
 	"github.com/viaduct-mirror/viaduct/sim"
 )
 
@@ -27,7 +28,7 @@ func TestDeadLettersComeBackAfterAnOutage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := listenSim(t, "127.0.0.1:0", src)
+	srv := listenSim(t, testutil.FixedAddr(t), src)
 	setFault(t, srv.Server, "/res/*", sim.Fault{Status: http.StatusServiceUnavailable})
 	logs := &logBuffer{}
 	n := startNode(t, testConfig(t.TempDir(), sourceConfig("s", srv.Server)), logs.logger())
@@ -94,15 +95,14 @@ type simAt struct {
 
 func (s *simAt) Close() { s.once.Do(func() { s.Server.Close() }) }
 
-// listenSim serves src at addr until the test ends or closes it.
+// listenSim serves src at addr (testutil.FixedAddr, so that nothing else
+// takes it while the Source is down) until the test ends or closes it.
 func listenSim(t *testing.T, addr string, src *sim.Source) *simAt {
 	t.Helper()
-	var srv *sim.Server
-	var err error
-	waitFor(t, 10*time.Second, "the Source's address to be free", func() bool {
-		srv, err = sim.Listen(addr, src, nil)
-		return err == nil
-	})
+	srv, err := sim.Listen(addr, src, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	s := &simAt{Server: srv}
 	t.Cleanup(s.Close)
 	return s

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/viaduct-mirror/viaduct/harvester"
+	"github.com/viaduct-mirror/viaduct/internal/testutil"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/queue/queuetest"
 	"github.com/viaduct-mirror/viaduct/sim"
@@ -64,7 +65,7 @@ func TestRestartWithinLeaseTTLIsQuiet(t *testing.T) {
 func TestNotificationBeforeFirstPassAfterRestart(t *testing.T) {
 	src, hub := startPushSource(t, sim.Config{Resources: 3, Seed: 93})
 	cfg := pushConfig(t, src, 0)
-	cfg.Listen = freeAddr(t) // the hub's callback must reach the node again
+	cfg.Listen = testutil.FixedAddr(t) // the hub's callback must reach the node again
 	var logs logBuffer
 	n := startNode(t, cfg, logs.logger())
 	subscribed(t, n, src, hub, &logs)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -153,18 +152,6 @@ func readDoc(t testing.TB, uri string) []*resourcesync.Entry {
 		}
 		out = append(out, e)
 	}
-}
-
-// freeAddr is a loopback address nothing listens on, so that a node
-// restarted on it keeps its URL (and so its topics).
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // checkNotifications checks what d received against the node's Change

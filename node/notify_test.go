@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/viaduct-mirror/viaduct/internal/testutil"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 	"github.com/viaduct-mirror/viaduct/sim"
 )
@@ -80,7 +81,7 @@ func TestNotificationsDownstream(t *testing.T) {
 func TestNotificationsSurviveRestart(t *testing.T) {
 	src := startSource(t, sim.Config{Resources: 30, Seed: 5, MinSize: 16, MaxSize: 256})
 	cfg := notifyConfig(t.TempDir(), src)
-	cfg.Listen = freeAddr(t)
+	cfg.Listen = testutil.FixedAddr(t)
 	n := startNode(t, cfg, nil)
 	topic := n.URL() + "/s/notifications"
 	d := startDownstream(t)
