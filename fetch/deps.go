@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"context"
+	"time"
 
 	"go.opentelemetry.io/otel/trace"
 
@@ -14,9 +15,11 @@ import (
 )
 
 // ChangeSource hands out changes one at a time; *queue.ChangeStream is the
-// real one. Next is called by every worker at once.
+// real one. NextBefore is called by every worker at once: it waits for a
+// change until the deadline (the zero time: none), except for a pull
+// already sent, which only ctx's cancellation ends.
 type ChangeSource interface {
-	Next(ctx context.Context) (*queue.ChangeMsg, error)
+	NextBefore(ctx context.Context, deadline time.Time) (*queue.ChangeMsg, error)
 }
 
 // Publisher appends an event to EVENTS, de-duplicated by the event's MsgID;

@@ -166,8 +166,9 @@ var errBusy = errors.New("fetch: host busy")
 // parked, before it looks at the lot again; one of them, the lot's
 // watcher, comes back as soon as a parked host's rate allows a request
 // (lot.watch). The one worker whose pull is already with the server waits
-// for its answer (queue.ChangeStream.Next, up to its poll of 5s) so that
-// nothing delivered is dropped; the others come back to the lot on time.
+// for its answer (queue.ChangeStream.NextBefore, up to its poll of 5s, or
+// until the pool stops) so that nothing delivered is dropped; the others
+// come back to the lot on time.
 const lotPoll = 500 * time.Millisecond
 
 // work is one worker: take a parked change whose host is free, else a new
@@ -192,7 +193,7 @@ func (p *Pool) work(ctx, workCtx context.Context) error {
 // next pulls a new change: nil, nil when there is none yet (the worker
 // looks at the lot again), an error only when the queue is gone.
 func (p *Pool) next(ctx context.Context) (*queue.ChangeMsg, error) {
-	nctx := ctx
+	var deadline time.Time
 	if p.lot.len() > 0 {
 		// The watcher pulls nothing, since a pull already with the server
 		// is waited for whatever the deadline: the other workers pull, so
@@ -209,19 +210,18 @@ func (p *Pool) next(ctx context.Context) (*queue.ChangeMsg, error) {
 				return nil, nil
 			}
 		}
-		var cancel context.CancelFunc
-		nctx, cancel = context.WithTimeout(ctx, lotPoll)
-		defer cancel()
+		// The lot's poll is a deadline beside ctx, not one of ctx's own:
+		// a stop must still end a pull that outlived the poll.
+		deadline = time.Now().Add(lotPoll)
 	}
-	msg, err := p.deps.Changes.Next(nctx)
+	msg, err := p.deps.Changes.NextBefore(ctx, deadline)
 	switch {
 	case err == nil:
 		return msg, nil
-	case ctx.Err() != nil, nctx.Err() != nil:
+	case ctx.Err() != nil:
 		return nil, nil
-	case nctx != ctx && errors.Is(err, context.DeadlineExceeded):
-		// The lot's poll ran out: the queue can tell a passed deadline
-		// before the context's own timer has fired.
+	case !deadline.IsZero() && (errors.Is(err, context.DeadlineExceeded) || !time.Now().Before(deadline)):
+		// The lot's poll ran out.
 		return nil, nil
 	case errors.Is(err, nats.ErrConnectionClosed):
 		return nil, fmt.Errorf("fetch: read changes: %w", err)

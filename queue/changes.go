@@ -58,17 +58,35 @@ func (q *Queue) Changes(ctx context.Context) (*ChangeStream, error) {
 	return s, nil
 }
 
-// Next blocks until a change is available or ctx is done; a pull already
-// sent to the server is waited for (up to pollWait) even past ctx's
-// deadline, so that nothing it brings is lost. A message that
-// does not decode as a Change is dead-lettered with the decode error and
-// skipped, so that a poison message never blocks the queue. It is safe to
-// call from many goroutines.
+// Next is NextBefore with ctx's deadline, if it has one.
 func (s *ChangeStream) Next(ctx context.Context) (*ChangeMsg, error) {
+	d, _ := ctx.Deadline()
+	return s.NextBefore(ctx, d)
+}
+
+// NextBefore blocks until a change is available, deadline passes (the
+// zero time: none) or ctx is done. A pull already sent to the server is
+// waited for (up to pollWait) even past the deadline, so that nothing it
+// brings is lost; only ctx's cancellation (a stop) ends it early. The
+// deadline is a parameter of its own so that a caller's stop reaches a
+// pull that outlived the caller's deadline: a context whose deadline has
+// passed is done, and no later cancellation of its parent shows through
+// it. A message that does not decode as a Change is dead-lettered with
+// the decode error and skipped, so that a poison message never blocks the
+// queue. It is safe to call from many goroutines.
+func (s *ChangeStream) NextBefore(ctx context.Context, deadline time.Time) (*ChangeMsg, error) {
+	var expired <-chan time.Time
+	if !deadline.IsZero() {
+		t := time.NewTimer(time.Until(deadline))
+		defer t.Stop()
+		expired = t.C
+	}
 	select {
 	case <-s.turn:
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	case <-expired:
+		return nil, context.DeadlineExceeded
 	}
 	defer func() { s.turn <- struct{}{} }()
 	for {
@@ -86,8 +104,7 @@ func (s *ChangeStream) Next(ctx context.Context) (*ChangeMsg, error) {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
-				// The deadline passed before the pull was sent.
+			if !deadline.IsZero() && !time.Now().Before(deadline) {
 				return nil, context.DeadlineExceeded
 			}
 			if errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, jetstream.ErrNoMessages) {

@@ -261,3 +261,46 @@ func TestChangeOutOfDeliveriesIsRescued(t *testing.T) {
 	}
 	eventually(t, 5*time.Second, "CHANGES not empty", func() bool { return streamMsgs(t, q, queue.StreamChanges) == 0 })
 }
+
+// TestStopEndsPullPastDeadline: a worker's deadline (the fetch pool's
+// poll of its lot) passes while its pull waits on the server, and a stop
+// comes after that. The stop ends the pull at once, as one before the
+// deadline does, rather than the pull running out its poll of 5 s with the
+// node's shutdown waiting on it.
+func TestStopEndsPullPastDeadline(t *testing.T) {
+	q := queuetest.Start(t)
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	s, err := q.Changes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(50 * time.Millisecond)
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.NextBefore(ctx, deadline)
+		done <- err
+	}()
+	eventually(t, 4*time.Second, "a pull waiting on the server past the deadline", func() bool {
+		return time.Now().After(deadline) && pullsWaiting(t, q) > 0
+	})
+	stop()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the stop after the deadline ended the wait with %v, want context.Canceled (the pull ended by the stop)", err)
+	}
+}
+
+// pullsWaiting is how many pull requests of q's consumer of CHANGES wait
+// on the server.
+func pullsWaiting(t *testing.T, q *queue.Queue) int {
+	t.Helper()
+	c, err := q.JetStream().Consumer(context.Background(), queue.StreamChanges, q.Config().Consumer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := c.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.NumWaiting
+}
