@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+	"go.opentelemetry.io/otel/trace/noop"
 )
 
 // TracingConfig sends OpenTelemetry traces somewhere. With no endpoint,
@@ -39,6 +40,13 @@ func SetupTracing(ctx context.Context, c TracingConfig, version string) (func(co
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
 	tp, err := newTracerProvider(ctx, c, version)
 	if err != nil || tp == nil {
+		if err == nil {
+			// Nothing exports: spans carry the trace context they were
+			// given (a change's, from its message) and record nothing, as
+			// the global provider's do before one is set, without its
+			// allocation and delegation on every span.
+			otel.SetTracerProvider(noop.NewTracerProvider())
+		}
 		return func(context.Context) error { return nil }, err
 	}
 	otel.SetTracerProvider(tp)

@@ -6,6 +6,9 @@ import (
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/propagation"
 )
 
 // collector counts the OTLP/HTTP trace exports it receives.
@@ -69,5 +72,41 @@ func TestTracingFromTheEnvironment(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
 	if _, err := newTracerProvider(context.Background(), TracingConfig{SampleRatio: 1}, "test"); err == nil {
 		t.Error("OTEL_EXPORTER_OTLP_PROTOCOL=grpc accepted; only http/protobuf is exported")
+	}
+}
+
+// TestNothingExportedCarriesTraceContext: with no collector, a span
+// started under a trace context taken from a message carries that
+// context on (a change's trace goes on through NATS to its event), records
+// nothing, and costs no more than the context that holds it.
+func TestNothingExportedCarriesTraceContext(t *testing.T) {
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "")
+	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
+	shutdown, err := SetupTracing(context.Background(), TracingConfig{SampleRatio: 1}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shutdown(context.Background())
+
+	const parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	prop := otel.GetTextMapPropagator()
+	ctx := prop.Extract(context.Background(), propagation.MapCarrier{"traceparent": parent})
+	ctx, span := otel.Tracer("test").Start(ctx, "fetch")
+	if span.IsRecording() {
+		t.Error("a span records with nothing to export it")
+	}
+	out := propagation.MapCarrier{}
+	prop.Inject(ctx, out)
+	if out["traceparent"] != parent {
+		t.Errorf("the trace context carried on is %q, want the one taken, %q", out["traceparent"], parent)
+	}
+	span.End()
+
+	tracer := otel.Tracer("test")
+	if n := testing.AllocsPerRun(100, func() {
+		_, span := tracer.Start(ctx, "fetch")
+		span.End()
+	}); n > 1 {
+		t.Errorf("a span not exported costs %v allocations, want at most 1 (its context)", n)
 	}
 }
