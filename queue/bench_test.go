@@ -1,18 +1,26 @@
 package queue_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/md5"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/internal/testutil"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/queue/queuetest"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
@@ -145,4 +153,102 @@ func repositoryEvents(n int) []*viaduct.Event {
 		evs[i] = ev
 	}
 	return evs
+}
+
+// BenchmarkEventsPath measures the CPU the whole process (the embedded
+// server with it) spends on each event's way through EVENTS: encoded and
+// published by 8 workers with its de-duplication id, each awaiting the
+// server's acknowledgement as a fetch worker does, then read in order by
+// an ordered consumer and decoded, as the catalog's reader does. per=1 is
+// EVENTS as it is, an event a message; per=16 sends the same events 16 to
+// a message, one a line, a wire form EVENTS does not have, to size what
+// grouping them would save (docs/benchmarks.md, "Small bitstreams"):
+//
+//	go test -run '^$' -bench EventsPath -benchtime 100000x ./queue
+func BenchmarkEventsPath(b *testing.B) {
+	for _, per := range []int{1, 16} {
+		b.Run(fmt.Sprintf("per=%d", per), func(b *testing.B) {
+			q := queuetest.Start(b)
+			js := q.JetStream()
+			evs := repositoryEvents(b.N)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			defer cancel()
+			cons, err := js.OrderedConsumer(ctx, queue.StreamEvents, jetstream.OrderedConsumerConfig{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			user0, sys0 := testutil.CPUTimes(b)
+			b.ResetTimer()
+			read := make(chan error, 1)
+			go func() {
+				it, err := cons.Messages()
+				if err != nil {
+					read <- err
+					return
+				}
+				defer it.Stop()
+				for n := 0; n < len(evs); {
+					msg, err := it.Next()
+					if err != nil {
+						read <- err
+						return
+					}
+					for line := range bytes.SplitSeq(msg.Data(), []byte{'\n'}) {
+						var ev viaduct.Event
+						if err := ev.Decode(line); err != nil {
+							read <- err
+							return
+						}
+						n++
+					}
+				}
+				read <- nil
+			}()
+			var next atomic.Int64
+			var wg sync.WaitGroup
+			for range 8 {
+				wg.Go(func() {
+					for {
+						i := int(next.Add(int64(per))) - per
+						if i >= len(evs) {
+							return
+						}
+						var data []byte
+						for _, ev := range evs[i:min(i+per, len(evs))] {
+							line, err := ev.Encode()
+							if err != nil {
+								b.Error(err)
+								return
+							}
+							if len(data) > 0 {
+								data = append(data, '\n')
+							}
+							data = append(data, line...)
+						}
+						msg := nats.NewMsg(queue.EventSubject(evs[i].Collection))
+						msg.Data = data
+						f, err := js.PublishMsgAsync(msg, jetstream.WithMsgID(evs[i].MsgID()))
+						if err != nil {
+							b.Error(err)
+							return
+						}
+						select {
+						case <-f.Ok():
+						case err := <-f.Err():
+							b.Error(err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			if err := <-read; err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			user1, sys1 := testutil.CPUTimes(b)
+			b.ReportMetric(float64((user1-user0+sys1-sys0).Microseconds())/float64(b.N), "cpu-us/event")
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+		})
+	}
 }
