@@ -99,6 +99,9 @@ func (s *ChangeStream) NextBefore(ctx context.Context, deadline time.Time) (*Cha
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		if !deadline.IsZero() && !time.Now().Before(deadline) {
+			return nil, context.DeadlineExceeded
+		}
 		msg, err := s.take(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
