@@ -74,7 +74,15 @@ type packs struct {
 	size   int64
 	active atomic.Int64
 	nextID int64
+	// wbuf is the records of the round running, kept for the next round
+	// up to wbufKeep: a baseline's rounds are alike in size, and a new
+	// buffer each round was a zeroed allocation of a kilobyte a blob.
+	wbuf []byte
 }
+
+// wbufKeep bounds the buffer a round leaves for the next, so that one
+// large round (compaction's moves) does not keep its size for good.
+const wbufKeep = 1 << 20
 
 // packBatch is what one commit adds to a round: a new blob, or a chunk
 // of the records compaction moves.
@@ -292,7 +300,15 @@ func (p *packs) write(recs []packRecord) error {
 			return err
 		}
 	}
-	buf := make([]byte, 0, n)
+	buf := p.wbuf[:0]
+	if cap(buf) < n {
+		buf = make([]byte, 0, n)
+	}
+	defer func() {
+		if cap(buf) <= wbufKeep {
+			p.wbuf = buf[:0]
+		}
+	}()
 	locs := make([]int64, len(recs))
 	for i, rec := range recs {
 		locs[i] = p.size + int64(len(buf))
