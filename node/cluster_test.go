@@ -75,7 +75,7 @@ func TestClusterNodeKilled(t *testing.T) {
 	c.checkCluster(t, src, d)
 
 	c.start(t, h)
-	waitFor(t, time.Minute, "the restarted node to catch up", func() bool { return settled(t, c.nodes[h]) })
+	waitFor(t, time.Minute, "the restarted node to catch up", func() bool { return settledNow(t, c.nodes[h]) })
 	other := c.nodes[(h+1)%3]
 	explainDiff(t, c.nodes[h], other, src)
 	checkMirror(t, c.nodes[h], "s", src)
