@@ -168,17 +168,10 @@ func settledNow(t testing.TB, n *Node) bool {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	st, err := n.Queue().JetStream().Stream(ctx, queue.StreamChanges)
-	if err != nil {
-		t.Logf("stream %s: %v", queue.StreamChanges, err)
-		return false
-	}
-	info, err := st.Info(ctx)
-	if err != nil {
-		t.Logf("stream %s: %v", queue.StreamChanges, err)
-		return false
-	}
-	if info.State.Msgs != 0 {
+	if msgs, err := testutil.ReadStreamMsgs(ctx, n.Queue().JetStream(), queue.StreamChanges); err != nil || msgs != 0 {
+		if err != nil {
+			t.Log(err)
+		}
 		return false
 	}
 	ok, err := n.CaughtUp(ctx)

@@ -2,6 +2,7 @@ package testutil
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -12,16 +13,25 @@ import (
 // the stream cannot be read.
 func StreamMsgs(t testing.TB, js jetstream.JetStream, stream string) uint64 {
 	t.Helper()
-	ctx := context.Background()
+	n, err := ReadStreamMsgs(context.Background(), js, stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// ReadStreamMsgs is how many messages stream holds now, or why the
+// server did not say within ctx.
+func ReadStreamMsgs(ctx context.Context, js jetstream.JetStream, stream string) (uint64, error) {
 	s, err := js.Stream(ctx, stream)
 	if err != nil {
-		t.Fatalf("stream %s: %v", stream, err)
+		return 0, fmt.Errorf("stream %s: %w", stream, err)
 	}
 	info, err := s.Info(ctx)
 	if err != nil {
-		t.Fatalf("stream %s info: %v", stream, err)
+		return 0, fmt.Errorf("stream %s info: %w", stream, err)
 	}
-	return info.State.Msgs
+	return info.State.Msgs, nil
 }
 
 // AcksTaken waits until no consumer of stream holds a delivered message
