@@ -220,8 +220,9 @@ func (p *Pool) next(ctx context.Context) (*queue.ChangeMsg, error) {
 		return msg, nil
 	case ctx.Err() != nil:
 		return nil, nil
-	case !deadline.IsZero() && (errors.Is(err, context.DeadlineExceeded) || !time.Now().Before(deadline)):
-		// The lot's poll ran out.
+	case !deadline.IsZero() && !time.Now().Before(deadline):
+		// The lot's poll ran out (NextBefore's DeadlineExceeded among
+		// them: it returns that only once the deadline has passed).
 		return nil, nil
 	case errors.Is(err, nats.ErrConnectionClosed):
 		return nil, fmt.Errorf("fetch: read changes: %w", err)
