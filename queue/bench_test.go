@@ -187,6 +187,10 @@ func BenchmarkEventsPath(b *testing.B) {
 					return
 				}
 				defer it.Stop()
+				// A publisher that fails ends the run: the reader would
+				// wait for its events until the deadline.
+				stop := context.AfterFunc(ctx, it.Stop)
+				defer stop()
 				for n := 0; n < len(evs); {
 					msg, err := it.Next()
 					if err != nil {
@@ -218,6 +222,7 @@ func BenchmarkEventsPath(b *testing.B) {
 							line, err := ev.Encode()
 							if err != nil {
 								b.Error(err)
+								cancel()
 								return
 							}
 							if len(data) > 0 {
@@ -230,12 +235,14 @@ func BenchmarkEventsPath(b *testing.B) {
 						f, err := js.PublishMsgAsync(msg, jetstream.WithMsgID(evs[i].MsgID()))
 						if err != nil {
 							b.Error(err)
+							cancel()
 							return
 						}
 						select {
 						case <-f.Ok():
 						case err := <-f.Err():
 							b.Error(err)
+							cancel()
 							return
 						}
 					}
