@@ -236,13 +236,6 @@ func (e *Event) Decode(b []byte) error {
 	return nil
 }
 
-// MsgID is the de-duplication id of the event: a fetch worker that crashes
-// after publishing and before acknowledging its change publishes the same
-// event again, and JetStream keeps only the first.
-func (e *Event) MsgID() string {
-	return msgID("evt-", e.Source, e.URI, e.Op, e.SHA256, strconv.FormatInt(e.Length, 10), e.Upstream.stamp().UTC().Format(time.RFC3339Nano))
-}
-
 // msgID is prefix and a digest of the fields: 128 bits of sha-256 in
 // base64url, 26 bytes in all. JetStream keeps every id of its duplicate
 // window in memory, and the fields themselves (a URI, times, hashes) run to

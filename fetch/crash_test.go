@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 	"github.com/viaduct-mirror/viaduct/sim"
@@ -15,8 +16,9 @@ import (
 
 // TestCrashBetweenPublishAndAck: a worker stores and publishes, then dies
 // before acking. The change comes back to another pool; it finds the blob,
-// publishes an event JetStream recognises as the same one, and acks: one
-// event in EVENTS, one GET to the Source.
+// publishes the same event again and acks: two events in EVENTS (events
+// carry no de-duplication id), one GET to the Source, and one change in
+// the change log of a catalog that applies both, as a Destination reads it.
 func TestCrashBetweenPublishAndAck(t *testing.T) {
 	srv := startSim(t, sim.Config{Resources: 1})
 	q := startQueue(t, func(c *queue.Config) { c.AckWait = time.Second })
@@ -45,10 +47,30 @@ func TestCrashBetweenPublishAndAck(t *testing.T) {
 	}
 
 	runPool(t, testConfig(), queueDeps(t, q, store, clientsFor(t, srv)))
-	// The first event stands, md5 included: the second was a duplicate.
-	checkStored(t, q, store, srv, changes)
+	eventually(t, 30*time.Second, "the change published again and acked", func() bool {
+		return len(events(t, q)) == 2 && streamMsgs(t, q, queue.StreamChanges) == 0
+	})
+	// Both events are the Source's change, md5 included.
+	checkEvents(t, q, store, srv, changes)
+	evs := events(t, q)
+	if a, b := evs[0], evs[1]; a.URI != b.URI || a.SHA256 != b.SHA256 || a.MD5 != b.MD5 || a.Length != b.Length || a.Op != b.Op {
+		t.Errorf("the event published again differs: %+v, then %+v", a, b)
+	}
 	if n := srv.Requests()[resPath(srv, changes[0].URI)]; n != 1 {
 		t.Errorf("bitstream fetched %d times, want 1", n)
+	}
+	cat := appliedCatalog(t, q)
+	eventually(t, 20*time.Second, "both events applied", func() bool {
+		last, err := cat.LastApplied(context.Background())
+		return err == nil && last == 2
+	})
+	var logged []string
+	err := cat.Changes(context.Background(), testCollection, 0, 0, func(c *catalog.ChangeRecord) error {
+		logged = append(logged, c.URI)
+		return nil
+	})
+	if err != nil || len(logged) != 1 || logged[0] != changes[0].URI {
+		t.Errorf("change log %v, %v; want the one change of %s", logged, err, changes[0].URI)
 	}
 }
 

@@ -157,7 +157,7 @@ func repositoryEvents(n int) []*viaduct.Event {
 
 // BenchmarkEventsPath measures the CPU the whole process (the embedded
 // server with it) spends on each event's way through EVENTS: encoded and
-// published by 8 workers with its de-duplication id, each awaiting the
+// published by 8 workers as PublishEventAsync does, each awaiting the
 // server's acknowledgement as a fetch worker does, then read in order by
 // an ordered consumer and decoded, as the catalog's reader does. per=1 is
 // EVENTS as it is, an event a message; per=16 sends the same events 16 to
@@ -232,7 +232,7 @@ func BenchmarkEventsPath(b *testing.B) {
 						}
 						msg := nats.NewMsg(queue.EventSubject(evs[i].Collection))
 						msg.Data = data
-						f, err := js.PublishMsgAsync(msg, jetstream.WithMsgID(evs[i].MsgID()))
+						f, err := js.PublishMsgAsync(msg, jetstream.WithExpectStream(queue.StreamEvents))
 						if err != nil {
 							b.Error(err)
 							cancel()

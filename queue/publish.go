@@ -27,13 +27,15 @@ func (q *Queue) PublishChange(ctx context.Context, c *viaduct.Change) error {
 }
 
 // PublishEvent appends one change the aggregator made to EVENTS and
-// returns its stream sequence. A worker that publishes the same event
-// again (it crashed before acking its change) gets the original sequence.
+// returns its stream sequence. Events carry no de-duplication id: the
+// same event published again (its worker crashed before acking its
+// change, or two workers fetched one change) is stored again, and the
+// catalog absorbs it, since its effect is already held (docs/design.md).
 func (q *Queue) PublishEvent(ctx context.Context, e *viaduct.Event) (uint64, error) {
 	data, err := e.Encode()
 	var ack *jetstream.PubAck
 	if err == nil {
-		ack, err = q.publish(ctx, StreamEvents, EventSubject(e.Collection), e.MsgID(), data)
+		ack, err = q.publish(ctx, StreamEvents, EventSubject(e.Collection), "", data)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("queue: publish event for %s (%s) in collection %q: %w", e.URI, e.Op, e.Collection, err)
@@ -42,7 +44,7 @@ func (q *Queue) PublishEvent(ctx context.Context, e *viaduct.Event) (uint64, err
 }
 
 // publish stores data on subject with trace context in the headers and
-// msgID as Nats-Msg-Id, and counts what happened.
+// msgID, unless empty, as Nats-Msg-Id, and counts what happened.
 func (q *Queue) publish(ctx context.Context, stream, subject, msgID string, data []byte) (*jetstream.PubAck, error) {
 	msg := nats.NewMsg(subject)
 	msg.Data = data
@@ -58,7 +60,11 @@ func (q *Queue) publishMsg(ctx context.Context, stream string, msg *nats.Msg, ms
 	d := q.publishTimeout()
 	pctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-	ack, err := q.js.PublishMsg(pctx, msg, jetstream.WithMsgID(headerSafeID(msgID)), jetstream.WithExpectStream(stream))
+	opts := []jetstream.PublishOpt{jetstream.WithExpectStream(stream)}
+	if msgID != "" {
+		opts = append(opts, jetstream.WithMsgID(headerSafeID(msgID)))
+	}
+	ack, err := q.js.PublishMsg(pctx, msg, opts...)
 	if err != nil {
 		if ctx.Err() == nil && pctx.Err() != nil {
 			return nil, fmt.Errorf("no acknowledgement within %s: %w (%w)", d, ErrPublishTimeout, err)

@@ -26,7 +26,7 @@ type PendingEvent struct {
 }
 
 // PublishEventAsync sends one event to EVENTS without waiting for the
-// server, de-duplicated by its MsgID exactly as PublishEvent. The event is
+// server, with no de-duplication id, as PublishEvent. The event is
 // durable only once the returned PendingEvent's Wait returns nil. When the
 // client has too many publishes pending it publishes synchronously.
 func (q *Queue) PublishEventAsync(ctx context.Context, e *viaduct.Event) (*PendingEvent, error) {
@@ -37,7 +37,7 @@ func (q *Queue) PublishEventAsync(ctx context.Context, e *viaduct.Event) (*Pendi
 	msg := nats.NewMsg(EventSubject(e.Collection))
 	msg.Data = data
 	q.inject(ctx, msg.Header)
-	f, err := q.js.PublishMsgAsync(msg, jetstream.WithMsgID(headerSafeID(e.MsgID())), jetstream.WithExpectStream(StreamEvents))
+	f, err := q.js.PublishMsgAsync(msg, jetstream.WithExpectStream(StreamEvents))
 	if err == nil {
 		return &PendingEvent{q: q, e: e, f: f}, nil
 	}
@@ -46,7 +46,7 @@ func (q *Queue) PublishEventAsync(ctx context.Context, e *viaduct.Event) (*Pendi
 	}
 	pctx, cancel := context.WithTimeout(ctx, q.publishTimeout())
 	defer cancel()
-	ack, err := q.publishMsg(pctx, StreamEvents, msg, e.MsgID())
+	ack, err := q.publishMsg(pctx, StreamEvents, msg, "")
 	if err != nil {
 		return nil, fmt.Errorf("queue: publish event for %s (%s) in collection %q: %w", e.URI, e.Op, e.Collection, err)
 	}
@@ -54,7 +54,7 @@ func (q *Queue) PublishEventAsync(ctx context.Context, e *viaduct.Event) (*Pendi
 }
 
 // Wait waits for the server to store the event and returns its stream
-// sequence (the original one for a duplicate), or why it was not stored.
+// sequence, or why it was not stored.
 // It waits at most Config.PublishTimeout: an acknowledgement that never
 // comes (a full store, a lost connection) is a failed publish, which the
 // caller retries, never a wait for ever.
@@ -69,11 +69,7 @@ func (p *PendingEvent) Wait(ctx context.Context) (uint64, error) {
 	case <-t.C:
 		return 0, fmt.Errorf("queue: publish event for %s (%s) in collection %q: no acknowledgement within %s: %w", p.e.URI, p.e.Op, p.e.Collection, d, ErrPublishTimeout)
 	case ack := <-p.f.Ok():
-		if ack.Duplicate {
-			p.q.metrics.duplicates.WithLabelValues(StreamEvents).Inc()
-		} else {
-			p.q.metrics.published.WithLabelValues(StreamEvents).Inc()
-		}
+		p.q.metrics.published.WithLabelValues(StreamEvents).Inc()
 		return ack.Sequence, nil
 	case err := <-p.f.Err():
 		return 0, fmt.Errorf("queue: publish event for %s (%s) in collection %q: %w", p.e.URI, p.e.Op, p.e.Collection, err)

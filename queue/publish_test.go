@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/viaduct-mirror/viaduct/queue"
 	"github.com/viaduct-mirror/viaduct/queue/queuetest"
@@ -32,32 +33,53 @@ func TestPublishChangeTwiceQueuesOnce(t *testing.T) {
 	}
 }
 
-func TestPublishEventTwiceReturnsSameSeq(t *testing.T) {
+// TestPublishEventTwiceIsStoredTwice: an event published again (its
+// worker crashed between the event and its change's ack) is a message of
+// its own, the catalog's to absorb; the sequence goes on one by one.
+func TestPublishEventTwiceIsStoredTwice(t *testing.T) {
 	q := queuetest.Start(t)
 	ctx := context.Background()
-	first, err := q.PublishEvent(ctx, testEvent(1))
+	var seqs []uint64
+	for _, i := range []int{1, 1, 2} {
+		seq, err := q.PublishEvent(ctx, testEvent(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		seqs = append(seqs, seq)
+	}
+	if seqs[1] != seqs[0]+1 || seqs[2] != seqs[1]+1 {
+		t.Fatalf("sequences %v, want three in a row", seqs)
+	}
+	if n := streamMsgs(t, q, queue.StreamEvents); n != 3 {
+		t.Fatalf("EVENTS holds %d messages, want 3", n)
+	}
+	if last, err := q.LastEventSeq(ctx); err != nil || last != seqs[2] {
+		t.Fatalf("LastEventSeq = %d, %v; want %d", last, err, seqs[2])
+	}
+	noMsgIDs(t, q)
+}
+
+// noMsgIDs checks that no message of EVENTS carries a de-duplication id,
+// which the server would hold in memory for the duplicate window.
+func noMsgIDs(t *testing.T, q *queue.Queue) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := q.JetStream().Stream(ctx, queue.StreamEvents)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := q.PublishEvent(ctx, testEvent(1))
-	if err != nil {
-		t.Fatalf("duplicate publish is not an error, got %v", err)
-	}
-	if again != first {
-		t.Fatalf("duplicate event got seq %d, want the original %d", again, first)
-	}
-	other, err := q.PublishEvent(ctx, testEvent(2))
+	info, err := s.Info(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if other != first+1 {
-		t.Fatalf("next event got seq %d, want %d", other, first+1)
-	}
-	if n := streamMsgs(t, q, queue.StreamEvents); n != 2 {
-		t.Fatalf("EVENTS holds %d messages, want 2", n)
-	}
-	if last, err := q.LastEventSeq(ctx); err != nil || last != other {
-		t.Fatalf("LastEventSeq = %d, %v; want %d", last, err, other)
+	for seq := info.State.FirstSeq; seq <= info.State.LastSeq; seq++ {
+		m, err := s.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatalf("event %d: %v", seq, err)
+		}
+		if id := m.Header.Get(jetstream.MsgIDHeader); id != "" {
+			t.Errorf("event %d carries the id %q", seq, id)
+		}
 	}
 }
 
