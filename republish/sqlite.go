@@ -55,11 +55,7 @@ var _ partPlanner = (*SQLiteCatalog)(nil)
 func (c *SQLiteCatalog) Changes(ctx context.Context, collection string, from, until time.Time, fn func(*Record) error) error {
 	var rec Record
 	return c.cat.ScanChanges(ctx, collection, from, until, func(ch *catalog.LoggedChange) error {
-		rec = Record{
-			Collection: ch.Collection, URI: ch.URI, Op: ch.Op, Seq: ch.Seq, At: ch.At,
-			SHA256: ch.SHA256, MD5: ch.MD5, Length: ch.Length, Type: ch.Type,
-		}
-		upstreamChange(&rec.Upstream, ch.Source, ch.Collection, ch.URI, ch.UpstreamOp, &ch.Upstream)
+		fromLogged(&rec, ch)
 		return fn(&rec)
 	})
 }
@@ -128,17 +124,23 @@ func fromState(rec *Record, rs *catalog.ResourceState) {
 	op := heldOp(rs)
 	rec.Collection, rec.URI, rec.Op, rec.Seq, rec.At = rs.Collection, rs.URI, op, rs.Seq, rs.Changed
 	rec.SHA256, rec.MD5, rec.Length, rec.Type = rs.SHA256, rs.MD5, rs.Length, rs.Type
-	u, up := &rec.Upstream, &rs.Upstream
-	u.Source, u.Collection, u.URI, u.Op = rs.Source, rs.Collection, rs.URI, ""
+	setUpstream(&rec.Upstream, rs.Source, rs.Collection, rs.URI, "", &rs.Upstream)
+}
+
+// fromLogged fills rec from a change-log row, field by field for the
+// reason fromState gives: a Change List's first read copied a whole
+// Record and a whole upstream change for each of its entries.
+func fromLogged(rec *Record, ch *catalog.LoggedChange) {
+	rec.Collection, rec.URI, rec.Op, rec.Seq, rec.At = ch.Collection, ch.URI, ch.Op, ch.Seq, ch.At
+	rec.SHA256, rec.MD5, rec.Length, rec.Type = ch.SHA256, ch.MD5, ch.Length, ch.Type
+	setUpstream(&rec.Upstream, ch.Source, ch.Collection, ch.URI, ch.UpstreamOp, &ch.Upstream)
+}
+
+// setUpstream sets every field of u to the upstream change the catalog
+// recorded of the resource: its times, hashes and links.
+func setUpstream(u *viaduct.Change, source, collection, uri, op string, up *catalog.Upstream) {
+	u.Source, u.Collection, u.URI, u.Op = source, collection, uri, op
 	u.Time, u.Listed, u.Modified = up.Time, time.Time{}, up.Modified
 	u.Hash, u.Length, u.Type, u.Links = up.Hash, up.Length, up.Type, up.Links
 	u.Doc, u.Blob, u.Fresh, u.Repair = "", nil, false, ""
-}
-
-// upstreamChange rebuilds the upstream change the catalog recorded.
-func upstreamChange(dst *viaduct.Change, source, collection, uri, op string, up *catalog.Upstream) {
-	*dst = viaduct.Change{
-		Source: source, Collection: collection, URI: uri, Op: op,
-		Time: up.Time, Modified: up.Modified, Hash: up.Hash, Length: up.Length, Type: up.Type, Links: up.Links,
-	}
 }

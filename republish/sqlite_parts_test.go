@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -176,6 +177,36 @@ func TestFromStateRefills(t *testing.T) {
 		fromState(&want, rs)
 		if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
 			t.Errorf("fromState(%s) over a used record = %+v\nwant %+v", rs.URI, got, want)
+		}
+	}
+}
+
+// TestFromLoggedRefills checks that fromLogged, which refills a record
+// field by field, gives what a record made anew from the change-log row
+// holds, whatever the record held before.
+func TestFromLoggedRefills(t *testing.T) {
+	n := int64(7)
+	full := &catalog.LoggedChange{Source: "s", UpstreamOp: resourcesync.Updated,
+		ChangeRecord: catalog.ChangeRecord{Seq: 9, Collection: "alpha", URI: "http://h/a", Op: resourcesync.Created, At: base, Received: base,
+			SHA256: "ab", MD5: "cd", Length: 3, Type: "text/plain"},
+		Upstream: catalog.Upstream{Time: base.Add(-time.Hour), Modified: base.Add(-2 * time.Hour), Hash: resourcesync.Hashes{{Alg: "md5", Value: "cd"}},
+			Length: &n, Type: "text/html", Links: []resourcesync.Link{{Rel: "via", Href: "http://o/a"}}}}
+	for _, ch := range []*catalog.LoggedChange{
+		{ChangeRecord: catalog.ChangeRecord{Collection: "beta", URI: "http://h/b", Op: resourcesync.Deleted}},
+		full,
+	} {
+		var got Record
+		fromLogged(&got, full)
+		got.Upstream.Listed, got.Upstream.Doc, got.Upstream.Blob = base, "doc", &viaduct.StoredBlob{SHA256: "ab"}
+		got.Upstream.Fresh, got.Upstream.Repair = true, "ab"
+		fromLogged(&got, ch)
+		want := Record{Collection: ch.Collection, URI: ch.URI, Op: ch.Op, Seq: ch.Seq, At: ch.At,
+			SHA256: ch.SHA256, MD5: ch.MD5, Length: ch.Length, Type: ch.Type,
+			Upstream: viaduct.Change{Source: ch.Source, Collection: ch.Collection, URI: ch.URI, Op: ch.UpstreamOp,
+				Time: ch.Upstream.Time, Modified: ch.Upstream.Modified, Hash: ch.Upstream.Hash, Length: ch.Upstream.Length,
+				Type: ch.Upstream.Type, Links: ch.Upstream.Links}}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("fromLogged(%s) over a used record = %+v\nwant %+v", ch.URI, got, want)
 		}
 	}
 }
