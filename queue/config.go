@@ -36,24 +36,19 @@ type Config struct {
 	// Replicas is each stream's replication factor: 1 for the embedded
 	// server, 3 (or 5) on an external cluster.
 	Replicas int `yaml:"replicas"`
-	// DuplicateWindow is how long a Nats-Msg-Id is remembered: the same
-	// change or event published twice within it is stored once. It covers
-	// the repeats that come close together: a change seen by a push and
-	// by the next poll, two nodes harvesting a Source while its lease
-	// passes from one to the other, a publish retried at once. A repeat
-	// after it (a publish retried after PublishTimeout, a change
-	// redelivered after a worker died between its event and its ack,
-	// which waits AckWait or Backoff's first entry) is stored again and
-	// absorbed where it lands: a fetch worker skips a change whose content
-	// the catalog holds, and an event whose effect the catalog has adds
-	// nothing to the change log. The window is only a saving of such
-	// repeats, and memory is its price: JetStream keeps every id of it in
-	// memory, about 120 bytes each for CHANGES and EVENTS alike, held for
-	// up to three windows, so a baseline's ids grow for the first three
-	// windows of its run and then stay level. With 1 minute a baseline at
-	// 2,000 resources a second peaked 70 MB higher at 250,000 resources
-	// than at 100,000; with 20 seconds its peak was level from 100,000 on.
-	// Default 20s.
+	// DuplicateWindow is how long CHANGES remembers a Nats-Msg-Id: the
+	// same change (or group of changes) published twice within it is
+	// stored once. It covers the repeats that come close together: a
+	// change seen by a push and by the next poll, two nodes harvesting a
+	// Source while its lease passes from one to the other, a publish
+	// retried at once. A repeat after it is stored again and absorbed
+	// where it lands: a fetch worker skips a change whose content the
+	// catalog holds. Events carry no id; the catalog absorbs a repeated
+	// one (docs/design.md). The window is only a saving of such repeats,
+	// and memory is its price: JetStream keeps every id of it in memory,
+	// about 120 bytes each, held for up to three windows. CHANGES has one
+	// id a group of up to 32 changes: at 5,000 changes a second, about a
+	// megabyte of ids. Default 20s.
 	DuplicateWindow time.Duration `yaml:"duplicate_window"`
 
 	// Consumer is the durable name of the CHANGES consumer that every
