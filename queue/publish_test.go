@@ -47,22 +47,26 @@ func TestPublishEventTwiceIsStoredTwice(t *testing.T) {
 		}
 		seqs = append(seqs, seq)
 	}
-	if seqs[1] != seqs[0]+1 || seqs[2] != seqs[1]+1 {
-		t.Fatalf("sequences %v, want three in a row", seqs)
-	}
-	if n := streamMsgs(t, q, queue.StreamEvents); n != 3 {
-		t.Fatalf("EVENTS holds %d messages, want 3", n)
-	}
+	eachStored(t, q, seqs)
 	if last, err := q.LastEventSeq(ctx); err != nil || last != seqs[2] {
 		t.Fatalf("LastEventSeq = %d, %v; want %d", last, err, seqs[2])
 	}
-	noMsgIDs(t, q)
 }
 
-// noMsgIDs checks that no message of EVENTS carries a de-duplication id,
-// which the server would hold in memory for the duplicate window.
-func noMsgIDs(t *testing.T, q *queue.Queue) {
+// eachStored checks that the events published got the sequences seqs, one
+// after another, that EVENTS holds them all, and that none carries a
+// de-duplication id, which the server would hold in memory for the
+// duplicate window.
+func eachStored(t *testing.T, q *queue.Queue, seqs []uint64) {
 	t.Helper()
+	for i := 1; i < len(seqs); i++ {
+		if seqs[i] != seqs[i-1]+1 {
+			t.Fatalf("sequences %v, want one after another", seqs)
+		}
+	}
+	if n := streamMsgs(t, q, queue.StreamEvents); n != uint64(len(seqs)) {
+		t.Fatalf("EVENTS holds %d messages, want %d", n, len(seqs))
+	}
 	ctx := context.Background()
 	s, err := q.JetStream().Stream(ctx, queue.StreamEvents)
 	if err != nil {

@@ -170,8 +170,7 @@ func TestFromStateRefills(t *testing.T) {
 	} {
 		var got Record
 		fromState(&got, full)
-		got.Upstream.Listed, got.Upstream.Doc, got.Upstream.Blob = base, "doc", &viaduct.StoredBlob{SHA256: "ab"}
-		got.Upstream.Fresh, got.Upstream.Repair = true, "ab"
+		soil(&got.Upstream)
 		fromState(&got, rs)
 		var want Record
 		fromState(&want, rs)
@@ -179,6 +178,13 @@ func TestFromStateRefills(t *testing.T) {
 			t.Errorf("fromState(%s) over a used record = %+v\nwant %+v", rs.URI, got, want)
 		}
 	}
+}
+
+// soil sets the fields of an upstream change that no catalog row sets,
+// so that a refill that leaves any of them shows.
+func soil(u *viaduct.Change) {
+	u.Listed, u.Doc, u.Blob = base, "doc", &viaduct.StoredBlob{SHA256: "ab"}
+	u.Fresh, u.Repair = true, "ab"
 }
 
 // TestFromLoggedRefills checks that fromLogged, which refills a record
@@ -197,8 +203,7 @@ func TestFromLoggedRefills(t *testing.T) {
 	} {
 		var got Record
 		fromLogged(&got, full)
-		got.Upstream.Listed, got.Upstream.Doc, got.Upstream.Blob = base, "doc", &viaduct.StoredBlob{SHA256: "ab"}
-		got.Upstream.Fresh, got.Upstream.Repair = true, "ab"
+		soil(&got.Upstream)
 		fromLogged(&got, ch)
 		want := Record{Collection: ch.Collection, URI: ch.URI, Op: ch.Op, Seq: ch.Seq, At: ch.At,
 			SHA256: ch.SHA256, MD5: ch.MD5, Length: ch.Length, Type: ch.Type,
