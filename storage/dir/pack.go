@@ -270,53 +270,57 @@ func (p *packs) run(batches []*packBatch) error {
 }
 
 // write appends the records to the active pack, syncs it, and indexes
-// them, all in one transaction of the index: it first touches the blobs
-// the index already holds (a second copy of those is not written), and
-// holds the index's write lock until the rows are in, so that no other
-// writer indexes a blob between the look and the insert. A failed write
-// or sync retires the pack: what it ends in is not known any more, and
-// the next round begins another.
+// them, all in one transaction of the index, which holds the index's
+// write lock until the rows are in, so that no other writer indexes a
+// blob between the look and the insert. A blob the index holds already
+// is touched, and no second copy of it is written. A round rarely holds
+// one (a baseline's blobs are new), so the round is first laid out and
+// indexed as if every blob were new, one statement per indexChunk rows;
+// only when an insert finds a row there does it go back to the savepoint
+// and take the long way: the held blobs touched (held), the rest laid
+// out again and indexed. Looking every key up before inserting it was
+// a fifth of a pack round's CPU. A failed write or sync retires the
+// pack: what it ends in is not known any more, and the next round
+// begins another.
 func (p *packs) write(recs []packRecord) error {
 	tx, err := p.db.Begin()
 	if err != nil {
 		return fmt.Errorf("pack index: %w", err)
 	}
 	defer tx.Rollback()
-	if recs, err = p.held(tx, recs); err != nil {
-		return fmt.Errorf("pack index: %w", err)
-	}
-	if len(recs) == 0 {
+	if recs = onceEach(recs); len(recs) == 0 {
 		return tx.Commit()
 	}
-	n := 0
-	for _, rec := range recs {
-		n += packHeaderLen + len(rec.data)
+	if _, err := tx.Exec(`SAVEPOINT round`); err != nil {
+		return fmt.Errorf("pack index: %w", err)
 	}
-	if p.f != nil && p.size > 0 && p.size+int64(n) > packFileMax {
-		p.retire()
+	buf, locs, err := p.layout(recs)
+	if err != nil {
+		return err
 	}
-	if p.f == nil {
-		if err := p.begin(); err != nil {
+	all, err := p.index(tx, recs, locs)
+	if err != nil {
+		return fmt.Errorf("indexing pack %s: %w", p.f.Name(), err)
+	}
+	if !all {
+		if _, err := tx.Exec(`ROLLBACK TO round`); err != nil {
+			return fmt.Errorf("pack index: %w", err)
+		}
+		if recs, err = p.held(tx, recs); err != nil {
+			return fmt.Errorf("pack index: %w", err)
+		}
+		if len(recs) == 0 {
+			return tx.Commit()
+		}
+		if buf, locs, err = p.layout(recs); err != nil {
 			return err
 		}
-	}
-	buf := p.wbuf[:0]
-	if cap(buf) < n {
-		buf = make([]byte, 0, n)
-	}
-	defer func() {
-		if cap(buf) <= wbufKeep {
-			p.wbuf = buf[:0]
+		if _, err := p.index(tx, recs, locs); err != nil {
+			return fmt.Errorf("indexing pack %s: %w", p.f.Name(), err)
 		}
-	}()
-	locs := make([]int64, len(recs))
-	for i, rec := range recs {
-		locs[i] = p.size + int64(len(buf))
-		k, _ := hex.DecodeString(rec.key)
-		buf = append(buf, packMagic[:]...)
-		buf = append(buf, k...)
-		buf = binary.BigEndian.AppendUint32(buf, uint32(len(rec.data)))
-		buf = append(buf, rec.data...)
+	}
+	if cap(buf) <= wbufKeep {
+		defer func() { p.wbuf = buf[:0] }()
 	}
 	if _, err := p.f.Write(buf); err != nil {
 		name := p.f.Name()
@@ -329,28 +333,72 @@ func (p *packs) write(recs []packRecord) error {
 		p.retire()
 		return fmt.Errorf("syncing pack %s: %w", name, err)
 	}
-	if err := p.index(tx, recs, locs); err != nil {
-		return fmt.Errorf("indexing pack %s: %w", p.f.Name(), err)
-	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("indexing pack %s: %w", p.f.Name(), err)
 	}
 	return nil
 }
 
+// layout makes the active pack ready for recs (the next pack begun when
+// they would take this one past packFileMax) and returns their records
+// as they are to be appended, in the buffer the last round left, and
+// where each will begin in the pack.
+func (p *packs) layout(recs []packRecord) (buf []byte, locs []int64, err error) {
+	n := 0
+	for _, rec := range recs {
+		n += packHeaderLen + len(rec.data)
+	}
+	if p.f != nil && p.size > 0 && p.size+int64(n) > packFileMax {
+		p.retire()
+	}
+	if p.f == nil {
+		if err := p.begin(); err != nil {
+			return nil, nil, err
+		}
+	}
+	buf = p.wbuf[:0]
+	if cap(buf) < n {
+		buf = make([]byte, 0, n)
+	}
+	locs = make([]int64, len(recs))
+	for i, rec := range recs {
+		locs[i] = p.size + int64(len(buf))
+		k, _ := hex.DecodeString(rec.key)
+		buf = append(buf, packMagic[:]...)
+		buf = append(buf, k...)
+		buf = binary.BigEndian.AppendUint32(buf, uint32(len(rec.data)))
+		buf = append(buf, rec.data...)
+	}
+	return buf, locs, nil
+}
+
+// onceEach keeps the first record of each new blob of a round, and every
+// record compaction moves.
+func onceEach(recs []packRecord) []packRecord {
+	out := recs[:0:0]
+	seen := make(map[string]bool, len(recs))
+	for _, rec := range recs {
+		if rec.from == nil {
+			if seen[rec.key] {
+				continue
+			}
+			seen[rec.key] = true
+		}
+		out = append(out, rec)
+	}
+	return out
+}
+
 // held touches the new blobs the index already holds (committed again:
 // the same bytes at another URI, or fetched again) and returns the
-// records left to write: the new blobs, each once, and compaction's
-// moves. The touch is one statement per heldChunk keys, at the round's
-// latest time: a statement per blob cost a call into SQLite each, and a
-// round holds hundreds in a baseline, where hardly any is held.
+// records left to write: the new blobs, and compaction's moves. The
+// touch is one statement per heldChunk keys, at the round's latest time.
+// recs holds each new blob once (onceEach).
 func (p *packs) held(tx *sql.Tx, recs []packRecord) ([]packRecord, error) {
 	var keys []any
 	var mtime int64
-	seen := make(map[string]bool, len(recs))
 	for _, rec := range recs {
-		if rec.from == nil && !seen[rec.key] {
-			seen[rec.key] = true
+		if rec.from == nil {
 			k, _ := hex.DecodeString(rec.key)
 			keys = append(keys, k)
 			mtime = max(mtime, rec.mtime)
@@ -378,13 +426,9 @@ func (p *packs) held(tx *sql.Tx, recs []packRecord) ([]packRecord, error) {
 		}
 	}
 	out := recs[:0:0]
-	clear(seen)
 	for _, rec := range recs {
-		if rec.from == nil {
-			if held[rec.key] || seen[rec.key] {
-				continue
-			}
-			seen[rec.key] = true
+		if rec.from == nil && held[rec.key] {
+			continue
 		}
 		out = append(out, rec)
 	}
@@ -401,14 +445,24 @@ const (
 // index inserts the rows of new records written at locs to the active
 // pack, indexChunk rows to a statement, and moves those of records
 // compaction copied there, unless they were deleted or moved meanwhile.
-func (p *packs) index(tx *sql.Tx, recs []packRecord, locs []int64) error {
+// A new record whose key the index holds already is left out (OR
+// IGNORE), and all is false: the caller then goes back and touches it
+// instead (write).
+func (p *packs) index(tx *sql.Tx, recs []packRecord, locs []int64) (all bool, err error) {
 	var rows []any
+	all = true
 	insert := func() error {
 		if len(rows) == 0 {
 			return nil
 		}
-		q := `INSERT INTO blobs (key, pack, off, len, mtime) VALUES (?, ?, ?, ?, ?)` + strings.Repeat(`, (?, ?, ?, ?, ?)`, len(rows)/5-1)
-		_, err := tx.Exec(q, rows...)
+		q := `INSERT OR IGNORE INTO blobs (key, pack, off, len, mtime) VALUES (?, ?, ?, ?, ?)` + strings.Repeat(`, (?, ?, ?, ?, ?)`, len(rows)/5-1)
+		res, err := tx.Exec(q, rows...)
+		if err == nil {
+			var n int64
+			if n, err = res.RowsAffected(); n != int64(len(rows)/5) {
+				all = false
+			}
+		}
 		rows = rows[:0]
 		return err
 	}
@@ -424,7 +478,7 @@ func (p *packs) index(tx *sql.Tx, recs []packRecord, locs []int64) error {
 			rows = append(rows, k, p.id, locs[i], len(rec.data), rec.mtime)
 			if len(rows) == 5*indexChunk {
 				if err := insert(); err != nil {
-					return err
+					return false, err
 				}
 			}
 			continue
@@ -432,14 +486,15 @@ func (p *packs) index(tx *sql.Tx, recs []packRecord, locs []int64) error {
 		if move == nil {
 			var err error
 			if move, err = tx.Prepare(`UPDATE blobs SET pack = ?, off = ? WHERE key = ? AND pack = ? AND off = ?`); err != nil {
-				return err
+				return false, err
 			}
 		}
 		if _, err := move.Exec(p.id, locs[i], k, rec.from.pack, rec.from.off); err != nil {
-			return err
+			return false, err
 		}
 	}
-	return insert()
+	err = insert()
+	return all, err
 }
 
 // begin creates the next pack and makes its name durable.
