@@ -23,13 +23,16 @@
 // then moves them to a temporary file as below. Committing a packed blob
 // queues its record; a round (at most one every SyncInterval, like the
 // sync rounds below) runs in one transaction of the index, committed with
-// synchronous=FULL: it touches the blobs the index holds already (the
-// same bytes at another URI, or fetched again), appends every other
-// record queued since the last round to the active pack in one write,
-// each key once, fdatasyncs it, and only then inserts their rows. A
-// blob is visible once its row is, so a row never points at bytes that
-// are not on disk; a crash between the two leaves a record no row names,
-// which is never served. Each record begins with a header naming its key
+// synchronous=FULL: it inserts the rows of the records queued since the
+// last round, each key once, appends the records to the active pack in
+// one write, fdatasyncs it, and only then commits the rows. A blob the
+// index holds already (the same bytes at another URI, or fetched again)
+// is touched instead and not written again; as a round hardly ever holds
+// one, the round looks for them only when an insert finds a row, and
+// then starts again from a savepoint. A blob is visible once its row is
+// committed, so a row never points at bytes that are not on disk; a
+// crash between the two leaves a record no row names, which is never
+// served. Each record begins with a header naming its key
 // and length, which Open checks, so a wrong row is an error rather than
 // wrong bytes. Every process writes to a pack of its own, begun by its
 // first round with a new blob, and a pack is closed at 64 MiB.

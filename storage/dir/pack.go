@@ -50,10 +50,10 @@ CREATE TABLE IF NOT EXISTS blobs (
 // packs keeps small blobs as records appended to shared files, and an
 // index of them in a SQLite database beside them (root/packs/index.db).
 // A commit queues its record in the round being gathered (a grouper, as
-// the sync rounds); a round, in one transaction of the index, touches the
-// blobs the index holds already, writes the other records queued since
-// the last round to the active pack, syncs the pack, and inserts their
-// rows; the transaction is synced too. A blob is visible, to
+// the sync rounds); a round, in one transaction of the index, inserts the
+// rows of the records queued since the last round, touches instead the
+// blobs the index holds already (write), writes the new records to the
+// active pack and syncs it; the transaction is synced too. A blob is visible, to
 // Open and Stat, once its row is; a crash before that leaves a record no
 // row points at, which compaction reclaims.
 type packs struct {
