@@ -22,8 +22,8 @@ type ChangeSource interface {
 	NextBefore(ctx context.Context, deadline time.Time) (*queue.ChangeMsg, error)
 }
 
-// Publisher appends an event to EVENTS, de-duplicated by the event's MsgID;
-// *queue.Queue is the real one.
+// Publisher appends an event to EVENTS; *queue.Queue is the real one.
+// Events carry no de-duplication id: a repeat is the catalog's to absorb.
 type Publisher interface {
 	PublishEvent(ctx context.Context, e *viaduct.Event) (uint64, error)
 }
@@ -72,8 +72,8 @@ type Deps struct {
 	Events Publisher
 	// Catalog, when set, lets a worker skip what the node already holds.
 	// Without it every change is fetched unless its declared sha-256 is
-	// already a blob; the events' de-duplication still keeps replays out
-	// of EVENTS.
+	// already a blob, and a replay publishes its event again, which the
+	// catalog absorbs.
 	Catalog Catalog
 	// Client returns the upstream client of a Source, built on that
 	// Source's Policy, or nil when the Source is not configured here.

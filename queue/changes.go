@@ -291,7 +291,7 @@ func (m *ChangeMsg) Context(parent context.Context) context.Context {
 // an ack that is lost (the connection dropped, the process stopped before
 // the client flushed it) only means the change is delivered again after
 // its ack wait, and a worker handling it again finds the blob or the
-// catalog's copy and publishes, at most, an event EVENTS de-duplicates. A
+// catalog's copy and publishes, at most, an event the catalog absorbs. A
 // confirmed ack cost a request and a reply per change, about a seventh of
 // a two-core node's baseline ingest when it was measured. A change of a
 // group counts as done there, and the group is acked with its last

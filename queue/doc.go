@@ -1,7 +1,7 @@
 // Package queue owns NATS JetStream for viaduct: the embedded server or a
 // connection to an external cluster, the CHANGES work queue, the EVENTS
-// change log and the dead-letter stream, their subjects, and publishing with
-// Nats-Msg-Id de-duplication.
+// change log and the dead-letter stream, their subjects, and publishing
+// (changes with Nats-Msg-Id de-duplication).
 //
 // Streams and subjects:
 //
@@ -37,10 +37,12 @@
 // out what the event's upstream change repeats of the event; hashes are
 // strings in the form of a document's hash attribute, "md5:… sha-256:…".
 // Messages written before either form (hashes as arrays of objects, events
-// written whole) still decode. Their Nats-Msg-Id is the message's MsgID, so
-// a change or event published twice within the duplicate window is stored
-// once and the repeat gets the original's sequence. Trace context travels
-// in the message headers (W3C traceparent by default).
+// written whole) still decode. A change's Nats-Msg-Id is its MsgID (a
+// group's, a digest of its changes' ids), so a change published twice
+// within the duplicate window is stored once. Events carry no id: an event
+// published again is stored again and the catalog absorbs it (docs/design.md).
+// Trace context travels in the message headers (W3C traceparent by
+// default).
 //
 // The contract with workers: ack only once the effect is durable; Nak to
 // retry; on the last attempt (ChangeMsg.LastAttempt) dead-letter instead of
