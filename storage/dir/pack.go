@@ -53,9 +53,9 @@ CREATE TABLE IF NOT EXISTS blobs (
 // the sync rounds); a round, in one transaction of the index, inserts the
 // rows of the records queued since the last round, touches instead the
 // blobs the index holds already (write), writes the new records to the
-// active pack and syncs it; the transaction is synced too. A blob is visible, to
-// Open and Stat, once its row is; a crash before that leaves a record no
-// row points at, which compaction reclaims.
+// active pack and syncs it; the transaction is synced too. A blob is
+// visible, to Open and Stat, once its row is; a crash before that leaves
+// a record no row points at, which compaction reclaims.
 type packs struct {
 	dir   string
 	db    *sql.DB
@@ -271,17 +271,17 @@ func (p *packs) run(batches []*packBatch) error {
 
 // write appends the records to the active pack, syncs it, and indexes
 // them, all in one transaction of the index, which holds the index's
-// write lock until the rows are in, so that no other writer indexes a
-// blob between the look and the insert. A blob the index holds already
-// is touched, and no second copy of it is written. A round rarely holds
-// one (a baseline's blobs are new), so the round is first laid out and
-// indexed as if every blob were new, one statement per indexChunk rows;
-// only when an insert finds a row there does it go back to the savepoint
-// and take the long way: the held blobs touched (held), the rest laid
-// out again and indexed. Looking every key up before inserting it was
-// a fifth of a pack round's CPU. A failed write or sync retires the
-// pack: what it ends in is not known any more, and the next round
-// begins another.
+// write lock from its start (an immediate transaction) to its commit,
+// so that no other writer indexes a blob meanwhile. A blob the index
+// holds already is touched, and no second copy of it is written. A
+// round rarely holds one (a baseline's blobs are new), so the round is
+// first laid out and indexed as if every blob were new, one statement
+// per indexChunk rows; only when an insert finds a row there does it go
+// back to the savepoint and take the long way: the held blobs touched
+// (held), the rest laid out again and indexed. Looking every key up
+// before inserting it was a fifth of a pack round's CPU. A failed write
+// or sync retires the pack: what it ends in is not known any more, and
+// the next round begins another.
 func (p *packs) write(recs []packRecord) error {
 	tx, err := p.db.Begin()
 	if err != nil {
@@ -446,8 +446,8 @@ const (
 // pack, indexChunk rows to a statement, and moves those of records
 // compaction copied there, unless they were deleted or moved meanwhile.
 // A new record whose key the index holds already is left out (OR
-// IGNORE), and all is false: the caller then goes back and touches it
-// instead (write).
+// IGNORE), and index stops there with all false: the caller goes back to
+// its savepoint and touches that blob instead (write).
 func (p *packs) index(tx *sql.Tx, recs []packRecord, locs []int64) (all bool, err error) {
 	var rows []any
 	all = true
@@ -459,9 +459,8 @@ func (p *packs) index(tx *sql.Tx, recs []packRecord, locs []int64) (all bool, er
 		res, err := tx.Exec(q, rows...)
 		if err == nil {
 			var n int64
-			if n, err = res.RowsAffected(); n != int64(len(rows)/5) {
-				all = false
-			}
+			n, err = res.RowsAffected()
+			all = n == int64(len(rows)/5)
 		}
 		rows = rows[:0]
 		return err
@@ -477,7 +476,7 @@ func (p *packs) index(tx *sql.Tx, recs []packRecord, locs []int64) (all bool, er
 		if rec.from == nil {
 			rows = append(rows, k, p.id, locs[i], len(rec.data), rec.mtime)
 			if len(rows) == 5*indexChunk {
-				if err := insert(); err != nil {
+				if err := insert(); err != nil || !all {
 					return false, err
 				}
 			}
