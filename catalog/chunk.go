@@ -19,10 +19,12 @@ import (
 // chunk holds the rows of one chunk, as the text of their packs.
 type chunk struct {
 	rows []string
+	row  packedRow
 }
 
 // fill runs query in tx and keeps its rows, at most pageSize of them; it
-// reports whether the chunk is full (more rows may follow).
+// reports whether the chunk is full (more rows may follow). query selects
+// digestCols and then the packs and URI as one value (packedRow).
 func (k *chunk) fill(ctx context.Context, q rowsQuerier, query string, args ...any) (bool, error) {
 	k.rows = k.rows[:0]
 	rows, err := q.QueryContext(ctx, query, args...)
@@ -31,8 +33,8 @@ func (k *chunk) fill(ctx context.Context, q rowsQuerier, query string, args ...a
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var row string
-		if err := rows.Scan(&row); err != nil {
+		row, err := k.row.scan(rows)
+		if err != nil {
 			return false, err
 		}
 		k.rows = append(k.rows, row)
@@ -62,7 +64,7 @@ func (c *Catalog) scanChunkAt(ctx context.Context, k *chunk, where, collection, 
 	if err := checkSnapshot(ctx, tx, collection, seq); err != nil {
 		return "", fmt.Errorf("%s: %w", where, err)
 	}
-	q := `SELECT ` + digestsSQL("") + ` || copy_pack || up_pack || uri FROM resources
+	q := `SELECT ` + digestCols("") + `, CAST(copy_pack || up_pack || uri AS TEXT) FROM resources
 		WHERE collection = ? AND uri > ? AND deleted = 0 AND seq <= ?`
 	args := []any{collection, afterURI, int64(seq)}
 	if lastURI != "" {
@@ -147,7 +149,7 @@ func (c *Catalog) ScanChanges(ctx context.Context, collection string, from, unti
 		if first {
 			op = ">="
 		}
-		full, err := k.fill(ctx, c.scans, `SELECT CAST(`+digestsSQL("")+` || pack || uri AS TEXT) FROM changes
+		full, err := k.fill(ctx, c.scans, `SELECT `+digestCols("")+`, CAST(pack || uri AS TEXT) FROM changes
 			WHERE collection = ? AND at `+op+` ? AND at < ?
 				AND at >= coalesce((SELECT horizon FROM collections WHERE name = ?), ?) ORDER BY at LIMIT ?`,
 			collection, start, end, collection, int64(math.MinInt64), pageSize)

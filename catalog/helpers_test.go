@@ -149,3 +149,18 @@ func queryPlan(t testing.TB, c *Catalog, query string, args ...any) []string {
 	}
 	return plan
 }
+
+// digestsSQL renders the digests of the row named by alias ("" for the
+// table itself) in SQL as packedRow does in Go, each a packed string of
+// its hex (a length byte: both are under 128 bytes), for tests that read
+// a row's packs as one column.
+func digestsSQL(alias string) string {
+	if alias != "" {
+		alias += "."
+	}
+	packed := func(col string) string {
+		col = alias + col
+		return `char(iif(typeof(` + col + `) = 'blob', 2 * length(` + col + `), length(CAST(` + col + ` AS BLOB)))) || ` + digestSQL(col)
+	}
+	return packed("sha256") + ` || ` + packed("md5")
+}

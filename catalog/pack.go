@@ -23,7 +23,7 @@ import (
 //
 // The copy's digests are in neither pack: the rows keep them in their
 // sha256 and md5 columns, which SQL reads, and the streaming reads put
-// them before the packs (digestsSQL) and the URI after them, reading
+// them before the packs (packedRow) and the URI after them, reading
 // digests || copy_pack || up_pack || uri and digests || pack || uri as
 // one string each. The Source's hash and type are a one-byte mark where
 // they repeat the copy's (hashMark, typeMark). The copy and the Source's

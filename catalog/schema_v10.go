@@ -16,7 +16,7 @@ import (
 // change-log row did the same. Measured on a static Source's baseline
 // (BenchmarkCatalogSize) that was 1,388 bytes a resource with its change
 // log. From this step the packs leave the digests out, and the streaming
-// reads put the columns before the packs (digestsSQL), so the decoding
+// reads put the columns before the packs (packedRow), so the decoding
 // is as before; the Source's hash and type, where they repeat the copy's,
 // are a one-byte mark (hashMark, typeMark in pack_rows.go). The tables do
 // not change; fillV10 packs every row again, a page at a time, and a

@@ -51,17 +51,20 @@ func (c *Catalog) ScanResourcesAt(ctx context.Context, collection, afterURI, las
 // since: the first change of a resource after seq is the one whose prev
 // is at or before seq, and prev names the change that held then.
 func changedSince(ctx context.Context, tx *sql.Tx, collection, afterURI, lastURI string, seq uint64) ([]ResourceState, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT CAST(`+digestsSQL("p")+` || p.pack || p.uri AS TEXT) FROM changes f JOIN changes p ON p.seq = f.prev
+	rows, err := tx.QueryContext(ctx, `SELECT `+digestCols("p")+`, CAST(p.pack || p.uri AS TEXT) FROM changes f JOIN changes p ON p.seq = f.prev
 		WHERE f.collection = ? AND f.seq > ? AND f.prev BETWEEN 1 AND ? AND f.uri > ? AND (? = '' OR f.uri <= ?)
 			AND p.op != 'deleted'`, collection, int64(seq), int64(seq), afterURI, lastURI, lastURI)
 	if err != nil {
 		return nil, fmt.Errorf("read changes since: %w", err)
 	}
 	defer rows.Close()
-	var out []ResourceState
-	var pack string
+	var (
+		out []ResourceState
+		r   packedRow
+	)
 	for rows.Next() {
-		if err := rows.Scan(&pack); err != nil {
+		pack, err := r.scan(rows)
+		if err != nil {
 			return nil, fmt.Errorf("read changes since: %w", err)
 		}
 		var (

@@ -24,8 +24,9 @@ type Upstream struct {
 	Links  []resourcesync.Link
 }
 
-// maxDigest is the longest digest a row may keep: its length must be one
-// byte of a packed string (digestsSQL).
+// maxDigest is the longest digest a row may keep: the fetch workers
+// compute the copy's digests, 64 and 32 hex digits, so a longer one is a
+// fault of the event, and a packed string's length stays one byte.
 const maxDigest = 127
 
 // validate refuses events the catalog cannot record faithfully.
@@ -40,8 +41,6 @@ func validate(ev *viaduct.Event) error {
 	case ev.Source == "":
 		return fmt.Errorf("%w: no source", ErrInvalid)
 	case len(ev.SHA256) > maxDigest || len(ev.MD5) > maxDigest:
-		// The reads render the digest columns with a one-byte length
-		// (digestsSQL); a computed digest is 64 or 32 hex digits.
 		return fmt.Errorf("%w: a digest of %d or %d bytes, over %d", ErrInvalid, len(ev.SHA256), len(ev.MD5), maxDigest)
 	}
 	switch ev.Op {
