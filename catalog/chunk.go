@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/viaduct-mirror/viaduct"
 )
 
 // The reads Destinations pace (ScanResourcesAt, ScanChanges) read
@@ -168,5 +170,92 @@ func (c *Catalog) ScanChanges(ctx context.Context, collection string, from, unti
 			return nil
 		}
 		start = ch.At.UnixMicro()
+	}
+}
+
+// sizePage is how many rows a chunk of ScanChangeSizes reads: two
+// integers a row, so more than a chunk of whole rows.
+const sizePage = 8192
+
+// changeSize is one row of a ScanChangeSizes chunk: row is the whole
+// row as ScanChanges reads it when it keeps no bounds.
+type changeSize struct {
+	at, fixed, refs int64
+	row             string
+}
+
+// ScanChangeSizes calls fn, in time order, with the time of each change
+// of collection with from <= At < until, as ScanChanges walks them, and
+// the size bounds (SizeHint) of the entry a Change List renders from it,
+// without reading the change: the rows keep their bounds (schema 13). A
+// row logged before that keeps none, and is decoded to bound it. An
+// error from fn stops the walk and is returned.
+func (c *Catalog) ScanChangeSizes(ctx context.Context, collection string, from, until time.Time, fn func(at time.Time, fixed, refs int64) error) error {
+	where := fmt.Sprintf("size changes of collection %s from %s", collection, from.UTC())
+	start, end := int64(math.MinInt64), int64(math.MaxInt64)
+	if !from.IsZero() {
+		start = from.UnixMicro()
+	}
+	if !until.IsZero() {
+		end = until.UnixMicro()
+	}
+	var (
+		page []changeSize
+		r    packedRow
+		d    packDecoder
+		ch   LoggedChange
+	)
+	for first := true; ; first = false {
+		op := ">" // as ScanChanges: the horizon's entries are never listed
+		if first {
+			op = ">="
+		}
+		rows, err := c.scans.QueryContext(ctx, `SELECT at, est, est_refs, iif(est IS NULL, sha256, ''), iif(est IS NULL, md5, ''),
+				iif(est IS NULL, CAST(pack || uri AS TEXT), '') FROM changes
+			WHERE collection = ? AND at `+op+` ? AND at < ?
+				AND at >= coalesce((SELECT horizon FROM collections WHERE name = ?), ?) ORDER BY at LIMIT ?`,
+			collection, start, end, collection, int64(math.MinInt64), sizePage)
+		if err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		page = page[:0]
+		for rows.Next() {
+			var (
+				s           changeSize
+				fixed, refs sql.NullInt64
+			)
+			r.buf = r.buf[:0]
+			if err := rows.Scan(&s.at, &fixed, &refs, packedDigest{&r}, packedDigest{&r}, packedRest{&r}); err != nil {
+				rows.Close()
+				return fmt.Errorf("%s: %w", where, err)
+			}
+			if fixed.Valid {
+				s.fixed, s.refs = fixed.Int64, refs.Int64
+			} else {
+				s.row = string(r.buf)
+			}
+			page = append(page, s)
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		for _, s := range page {
+			if s.row != "" {
+				if err := d.logged(s.row, &ch); err != nil {
+					return fmt.Errorf("%s: %w", where, err)
+				}
+				up := viaduct.Change{URI: ch.URI, Type: ch.Upstream.Type, Links: ch.Upstream.Links}
+				s.fixed, s.refs = SizeHint(ch.Type, &up)
+			}
+			if err := fn(time.UnixMicro(s.at).UTC(), s.fixed, s.refs); err != nil {
+				return err
+			}
+		}
+		if len(page) < sizePage {
+			return nil
+		}
+		start = page[len(page)-1].at
 	}
 }

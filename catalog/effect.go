@@ -138,9 +138,16 @@ func (a *applier) apply(b *Applied) error {
 	a.upPack.reset()
 	a.upPack.packChange(&changeHead{seq: int64(b.Seq), at: at, received: b.At.UnixMicro(), op: op, upOp: ev.Upstream.Op,
 		copy: logged}, &uf, true)
+	// The log's bounds are those of the entry a Change List renders from
+	// the row: the resource's, but where the Source's URI is not the
+	// row's (changeSizeHint).
+	logFixed, logRefs := fixed, refs
+	if ev.Upstream.URI != ev.URI {
+		logFixed, logRefs = changeSizeHint(logged.typ, ev.URI, &ev.Upstream)
+	}
 	a.logged = append(a.logged, int64(b.Seq), ev.Collection, ev.URI, op,
 		at, b.At.UnixMicro(), digestValue(logged.sha256), digestValue(logged.md5), logged.length, logged.typ,
-		append([]byte(nil), a.upPack.b...), prev)
+		append([]byte(nil), a.upPack.b...), prev, logFixed, logRefs)
 	return nil
 }
 

@@ -11,7 +11,7 @@ import (
 const (
 	resCols = `collection, uri, source, deleted, sha256, md5, length, type,
 		changed, seq, via_origin, hops, copy_pack, up_pack, est, est_refs, up_order`
-	logCols = `seq, collection, uri, op, at, received, sha256, md5, length, type, pack, prev`
+	logCols = `seq, collection, uri, op, at, received, sha256, md5, length, type, pack, prev, est, est_refs`
 )
 
 var (

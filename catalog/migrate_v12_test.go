@@ -15,6 +15,7 @@ import (
 // digests as hex text, changes_md5 on their first 12 digits.
 func toV11(t testing.TB, path string) {
 	t.Helper()
+	toV12(t, path)
 	execOn(t, path, "DROP INDEX changes_md5",
 		`UPDATE resources SET sha256 = `+digestSQL("sha256")+`, md5 = `+digestSQL("md5"),
 		`UPDATE changes SET sha256 = `+digestSQL("sha256")+`, md5 = `+digestSQL("md5"),

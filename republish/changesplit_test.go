@@ -191,6 +191,52 @@ func TestChangeListSplitSQLite(t *testing.T) {
 	}
 }
 
+// TestChangeListSplitSQLiteSizes: the real catalog cuts a period by the
+// bounds its change log keeps exactly where a walk decoding every change
+// cuts it: by bytes, with links, via links and Sources' URIs that are
+// not the rows'.
+func TestChangeListSplitSQLiteSizes(t *testing.T) {
+	ctx := context.Background()
+	f := newSQLiteFixture(t, Config{MaxBytes: 16384, ChangeListPeriod: time.Hour})
+	long := strings.Repeat("long", 20)
+	for i := range 120 {
+		ev := &viaduct.Event{Source: "origin", Collection: "alpha", URI: fmt.Sprintf("http://origin.example.com/%s/r%d", long, i),
+			Op: resourcesync.Created, Type: "text/plain", Upstream: viaduct.Change{Source: "origin", Collection: "alpha"}}
+		ev.Upstream.URI, ev.Upstream.Op = ev.URI, ev.Op
+		switch i % 3 {
+		case 1:
+			ev.Upstream.Links = []resourcesync.Link{{Rel: "via", Href: fmt.Sprintf("http://o.example/%s/%d?a=1&b=2", long, i)},
+				{Rel: "describedby", Href: fmt.Sprintf("http://origin.example.com/%s/r%d.xml", long, i), Type: "application/xml"}}
+		case 2:
+			ev.Upstream.URI = fmt.Sprintf("http://aggregator.example.org/%s/%s/r%d", long, long, i)
+		}
+		f.apply(t, base.Add(time.Duration(i)*time.Second), ev, []byte(fmt.Sprint(i)))
+	}
+	st, err := f.srv.cat.Stats(ctx, "alpha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sized, err := f.srv.pieces(ctx, "alpha", base, st, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same catalog without ChangeSizes (nor CountChanges): every
+	// change decoded.
+	wc := &walkCounter{Catalog: FromSQLite(f.cat)}
+	c := f.srv.cfg
+	srv, err := New(c, wc, f.store, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	walked, err := srv.pieces(ctx, "alpha", base, st, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wc.n != 120 || len(walked) < 3 || !slices.EqualFunc(sized, walked, time.Time.Equal) {
+		t.Errorf("cut by the kept bounds at %v, by decoding %d changes at %v; want the same, several pieces", sized, wc.n, walked)
+	}
+}
+
 // walkCounter counts the changes a catalog's change walks hand out.
 type walkCounter struct {
 	Catalog
@@ -252,7 +298,7 @@ func TestOpenPeriodSplitGoesOn(t *testing.T) {
 }
 
 // sqliteWalkCounter is the real catalog (its counts included), with its
-// change walks counted.
+// change walks counted: the changes or their sizes.
 type sqliteWalkCounter struct {
 	*SQLiteCatalog
 	n int
@@ -260,6 +306,13 @@ type sqliteWalkCounter struct {
 
 func (w *sqliteWalkCounter) Changes(ctx context.Context, coll string, from, until time.Time, fn func(*Record) error) error {
 	return w.SQLiteCatalog.Changes(ctx, coll, from, until, func(r *Record) error { w.n++; return fn(r) })
+}
+
+func (w *sqliteWalkCounter) ChangeSizes(ctx context.Context, coll string, from, until time.Time, fn func(time.Time, int64, int64) error) error {
+	return w.SQLiteCatalog.ChangeSizes(ctx, coll, from, until, func(at time.Time, fixed, refs int64) error {
+		w.n++
+		return fn(at, fixed, refs)
+	})
 }
 
 // TestClosedPeriodCutKeptAcrossRestart: the cut of a closed period, once
