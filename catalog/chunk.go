@@ -173,24 +173,33 @@ func (c *Catalog) ScanChanges(ctx context.Context, collection string, from, unti
 	}
 }
 
-// sizePage is how many rows a chunk of ScanChangeSizes reads: two
-// integers a row, so more than a chunk of whole rows.
-const sizePage = 8192
-
-// changeSize is one row of a ScanChangeSizes chunk: row is the whole
-// row as ScanChanges reads it when it keeps no bounds.
-type changeSize struct {
-	at, fixed, refs int64
-	row             string
+// ChangeRun is a run of consecutive changes of a collection, in time
+// order, with the sums of the size bounds (SizeHint) of the entries a
+// Change List renders from them.
+type ChangeRun struct {
+	First, Last time.Time // the times of its first and last change
+	Count       int
+	Fixed, Refs int64
 }
 
-// ScanChangeSizes calls fn, in time order, with the time of each change
-// of collection with from <= At < until, as ScanChanges walks them, and
-// the size bounds (SizeHint) of the entry a Change List renders from it,
-// without reading the change: the rows keep their bounds (schema 13). A
-// row logged before that keeps none, and is decoded to bound it. An
+// changeRunSize is how many changes a run of ScanChangeSizes holds at
+// most: one query a run, so that SQLite sums a run's rows and only the
+// sums cross into Go.
+const changeRunSize = 1024
+
+// ScanChangeSizes calls fn, in time order, with runs of consecutive
+// changes of collection with from <= At < until, as ScanChanges walks
+// them, and the sums of their bounds, without reading the changes: the
+// rows keep their bounds (schema 13). fn takes a run whole, or returns
+// false to be given its changes one by one, each a run of one, which it
+// must take. A run holding a change logged before schema 13, which keeps
+// no bounds, is given one by one, each change decoded to bound it. An
 // error from fn stops the walk and is returned.
-func (c *Catalog) ScanChangeSizes(ctx context.Context, collection string, from, until time.Time, fn func(at time.Time, fixed, refs int64) error) error {
+//
+// Walking a period of a million changes to cut it into Change Lists,
+// summing runs in SQL took about a fifth of what reading each row's
+// bounds into Go did, and that a fifth of decoding each change.
+func (c *Catalog) ScanChangeSizes(ctx context.Context, collection string, from, until time.Time, fn func(*ChangeRun) (bool, error)) error {
 	where := fmt.Sprintf("size changes of collection %s from %s", collection, from.UTC())
 	start, end := int64(math.MinInt64), int64(math.MaxInt64)
 	if !from.IsZero() {
@@ -199,63 +208,102 @@ func (c *Catalog) ScanChangeSizes(ctx context.Context, collection string, from, 
 	if !until.IsZero() {
 		end = until.UnixMicro()
 	}
-	var (
-		page []changeSize
-		r    packedRow
-		d    packDecoder
-		ch   LoggedChange
-	)
-	for first := true; ; first = false {
-		op := ">" // as ScanChanges: the horizon's entries are never listed
-		if first {
-			op = ">="
-		}
-		rows, err := c.scans.QueryContext(ctx, `SELECT at, est, est_refs, iif(est IS NULL, sha256, ''), iif(est IS NULL, md5, ''),
-				iif(est IS NULL, CAST(pack || uri AS TEXT), '') FROM changes
-			WHERE collection = ? AND at `+op+` ? AND at < ?
-				AND at >= coalesce((SELECT horizon FROM collections WHERE name = ?), ?) ORDER BY at LIMIT ?`,
-			collection, start, end, collection, int64(math.MinInt64), sizePage)
+	// As ScanChanges: the entries before the horizon are never listed.
+	runs, err := c.scans.PrepareContext(ctx, `SELECT count(*), coalesce(min(at), 0), coalesce(max(at), 0),
+			coalesce(sum(est), 0), coalesce(sum(est_refs), 0), count(est) FROM (
+		SELECT at, est, est_refs FROM changes WHERE collection = ? AND at >= ? AND at < ?
+			AND at >= coalesce((SELECT horizon FROM collections WHERE name = ?), ?) ORDER BY at LIMIT ?)`)
+	if err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	defer runs.Close()
+	for {
+		var (
+			run         ChangeRun
+			first, last int64
+			bounded     int
+		)
+		err := runs.QueryRowContext(ctx, collection, start, end, collection, int64(math.MinInt64), changeRunSize).
+			Scan(&run.Count, &first, &last, &run.Fixed, &run.Refs, &bounded)
 		if err != nil {
 			return fmt.Errorf("%s: %w", where, err)
 		}
-		page = page[:0]
-		for rows.Next() {
-			var (
-				s           changeSize
-				fixed, refs sql.NullInt64
-			)
-			r.buf = r.buf[:0]
-			if err := rows.Scan(&s.at, &fixed, &refs, packedDigest{&r}, packedDigest{&r}, packedRest{&r}); err != nil {
-				rows.Close()
-				return fmt.Errorf("%s: %w", where, err)
-			}
-			if fixed.Valid {
-				s.fixed, s.refs = fixed.Int64, refs.Int64
-			} else {
-				s.row = string(r.buf)
-			}
-			page = append(page, s)
+		if run.Count == 0 {
+			return nil
 		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return fmt.Errorf("%s: %w", where, err)
-		}
-		for _, s := range page {
-			if s.row != "" {
-				if err := d.logged(s.row, &ch); err != nil {
-					return fmt.Errorf("%s: %w", where, err)
-				}
-				up := viaduct.Change{URI: ch.URI, Type: ch.Upstream.Type, Links: ch.Upstream.Links}
-				s.fixed, s.refs = SizeHint(ch.Type, &up)
-			}
-			if err := fn(time.UnixMicro(s.at).UTC(), s.fixed, s.refs); err != nil {
+		run.First, run.Last = time.UnixMicro(first).UTC(), time.UnixMicro(last).UTC()
+		whole := bounded == run.Count
+		if whole {
+			if whole, err = fn(&run); err != nil {
 				return err
 			}
 		}
-		if len(page) < sizePage {
+		if !whole {
+			if err := c.changeSizesOneByOne(ctx, collection, first, last, fn); err != nil {
+				return err
+			}
+		}
+		if run.Count < changeRunSize {
 			return nil
 		}
-		start = page[len(page)-1].at
+		start = last + 1
 	}
+}
+
+// changeSizesOneByOne gives fn the changes of collection with first <=
+// at <= last one by one, each a run of one: its bounds as the row keeps
+// them, or as the change decoded gives them.
+func (c *Catalog) changeSizesOneByOne(ctx context.Context, collection string, first, last int64, fn func(*ChangeRun) (bool, error)) error {
+	where := fmt.Sprintf("size changes of collection %s from %s", collection, time.UnixMicro(first).UTC())
+	rows, err := c.scans.QueryContext(ctx, `SELECT at, coalesce(est, -1), coalesce(est_refs, 0),
+			iif(est IS NULL, sha256, ''), iif(est IS NULL, md5, ''), iif(est IS NULL, CAST(pack || uri AS TEXT), '')
+		FROM changes WHERE collection = ? AND at >= ? AND at <= ? ORDER BY at`, collection, first, last)
+	if err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	type sized struct {
+		at, fixed, refs int64
+		row             string // the whole row when it keeps no bounds
+	}
+	var (
+		page []sized
+		r    packedRow
+		at   int64
+		s    sized
+	)
+	for rows.Next() {
+		r.buf = r.buf[:0]
+		if err := rows.Scan(&at, &s.fixed, &s.refs, packedDigest{&r}, packedDigest{&r}, packedRest{&r}); err != nil {
+			rows.Close()
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		s.at, s.row = at, ""
+		if s.fixed < 0 {
+			s.row = string(r.buf)
+		}
+		page = append(page, s)
+	}
+	err = rows.Err()
+	rows.Close()
+	if err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	var (
+		d  packDecoder
+		ch LoggedChange
+	)
+	for _, s := range page {
+		if s.row != "" {
+			if err := d.logged(s.row, &ch); err != nil {
+				return fmt.Errorf("%s: %w", where, err)
+			}
+			up := viaduct.Change{URI: ch.URI, Type: ch.Upstream.Type, Links: ch.Upstream.Links}
+			s.fixed, s.refs = SizeHint(ch.Type, &up)
+		}
+		t := time.UnixMicro(s.at).UTC()
+		if _, err := fn(&ChangeRun{First: t, Last: t, Count: 1, Fixed: s.fixed, Refs: s.refs}); err != nil {
+			return err
+		}
+	}
+	return nil
 }

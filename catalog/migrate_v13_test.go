@@ -76,12 +76,22 @@ func TestMigrationV13BoundsEachChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = c.ScanChangeSizes(ctx, "c", time.Time{}, time.Time{}, func(at time.Time, fixed, refs int64) error {
-		got = append(got, sized{at, fixed, refs})
-		return nil
+	// One by one: each change's bounds. Whole: the run's sums, which here
+	// hold the rows without bounds, and so are given one by one too.
+	var runs int
+	err = c.ScanChangeSizes(ctx, "c", time.Time{}, time.Time{}, func(r *ChangeRun) (bool, error) {
+		if r.Count > 1 {
+			runs++
+			return false, nil
+		}
+		got = append(got, sized{r.First, r.Fixed, r.Refs})
+		return true, nil
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if runs != 0 {
+		t.Errorf("%d runs holding changes without bounds given whole, want none", runs)
 	}
 	if len(got) != len(want) || len(want) != 7 {
 		t.Fatalf("ScanChangeSizes gave %d changes, ScanChanges %d; want 7", len(got), len(want))

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/viaduct-mirror/viaduct/catalog"
 )
 
 // A period with more changes than one list may hold (MaxEntries, or
@@ -34,16 +36,17 @@ func (c *SQLiteCatalog) CountChanges(ctx context.Context, collection string, fro
 
 var _ changeCounter = (*SQLiteCatalog)(nil)
 
-// changeSizer gives the time and size bounds (catalog.SizeHint) of each
-// change of a collection with from <= time < until, in time order,
-// without the changes. A catalog that has it spares the server decoding
-// every change of a period to cut it.
+// changeSizer gives, in time order, runs of a collection's changes with
+// from <= time < until and the sums of their size bounds
+// (catalog.SizeHint), without the changes; fn takes a run whole or is
+// given its changes one by one (catalog.ScanChangeSizes). A catalog that
+// has it spares the server decoding every change of a period to cut it.
 type changeSizer interface {
-	ChangeSizes(ctx context.Context, collection string, from, until time.Time, fn func(at time.Time, fixed, refs int64) error) error
+	ChangeSizes(ctx context.Context, collection string, from, until time.Time, fn func(*catalog.ChangeRun) (bool, error)) error
 }
 
 // ChangeSizes walks the size bounds the change log keeps.
-func (c *SQLiteCatalog) ChangeSizes(ctx context.Context, collection string, from, until time.Time, fn func(at time.Time, fixed, refs int64) error) error {
+func (c *SQLiteCatalog) ChangeSizes(ctx context.Context, collection string, from, until time.Time, fn func(*catalog.ChangeRun) (bool, error)) error {
 	return c.cat.ScanChangeSizes(ctx, collection, from, until, fn)
 }
 
@@ -207,10 +210,15 @@ func (s *Server) walkSplit(ctx context.Context, coll string, from, end time.Time
 	var n int64
 	if cs, ok := s.cat.(changeSizer); ok {
 		perRef := int64(len(s.cfg.BaseURL) + len(coll))
-		err := cs.ChangeSizes(ctx, coll, from, end, func(at time.Time, fixed, refs int64) error {
-			sp.add(at, fixed+refs*perRef+pieceEntryExtra, s.cfg.MaxEntries, s.cfg.MaxBytes)
-			n++
-			return nil
+		err := cs.ChangeSizes(ctx, coll, from, end, func(r *catalog.ChangeRun) (bool, error) {
+			size := r.Fixed + r.Refs*perRef + int64(r.Count)*pieceEntryExtra
+			if r.Count == 1 {
+				sp.add(r.First, size, s.cfg.MaxEntries, s.cfg.MaxBytes)
+			} else if !sp.addRun(r.Last, r.Count, size, s.cfg.MaxEntries, s.cfg.MaxBytes) {
+				return false, nil
+			}
+			n += int64(r.Count)
+			return true, nil
 		})
 		return n, err
 	}
@@ -244,6 +252,20 @@ func (sp *splitter) add(at time.Time, n int64, maxEntries int, maxBytes int64) {
 	sp.entries++
 	sp.bytes += n
 	sp.last = at
+}
+
+// addRun adds count changes whose sizes sum to n, the last at last, when
+// adding them one by one would cut no piece among them: the piece's
+// entries and bytes stay within the caps with all of them in it. It
+// reports whether it did; else the changes are to be added one by one.
+func (sp *splitter) addRun(last time.Time, count int, n int64, maxEntries int, maxBytes int64) bool {
+	if sp.entries+count > maxEntries || sp.bytes+n > maxBytes {
+		return false
+	}
+	sp.entries += count
+	sp.bytes += n
+	sp.last = last
+	return true
 }
 
 // clone is a splitter to go on with, leaving sp's starts (handed out to

@@ -2,6 +2,8 @@ package republish
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,6 +11,7 @@ import (
 	"time"
 
 	"github.com/viaduct-mirror/viaduct"
+	"github.com/viaduct-mirror/viaduct/catalog"
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 )
 
@@ -193,48 +196,72 @@ func TestChangeListSplitSQLite(t *testing.T) {
 
 // TestChangeListSplitSQLiteSizes: the real catalog cuts a period by the
 // bounds its change log keeps exactly where a walk decoding every change
-// cuts it: by bytes, with links, via links and Sources' URIs that are
-// not the rows'.
+// cuts it, by entries and by bytes, with links, via links and Sources'
+// URIs that are not the rows': runs of changes taken whole where they
+// fit, and one by one where a piece ends among them.
 func TestChangeListSplitSQLiteSizes(t *testing.T) {
 	ctx := context.Background()
-	f := newSQLiteFixture(t, Config{MaxBytes: 16384, ChangeListPeriod: time.Hour})
-	long := strings.Repeat("long", 20)
-	for i := range 120 {
-		ev := &viaduct.Event{Source: "origin", Collection: "alpha", URI: fmt.Sprintf("http://origin.example.com/%s/r%d", long, i),
-			Op: resourcesync.Created, Type: "text/plain", Upstream: viaduct.Change{Source: "origin", Collection: "alpha"}}
-		ev.Upstream.URI, ev.Upstream.Op = ev.URI, ev.Op
-		switch i % 3 {
-		case 1:
-			ev.Upstream.Links = []resourcesync.Link{{Rel: "via", Href: fmt.Sprintf("http://o.example/%s/%d?a=1&b=2", long, i)},
-				{Rel: "describedby", Href: fmt.Sprintf("http://origin.example.com/%s/r%d.xml", long, i), Type: "application/xml"}}
-		case 2:
-			ev.Upstream.URI = fmt.Sprintf("http://aggregator.example.org/%s/%s/r%d", long, long, i)
+	const n = 4000
+	for _, cfg := range []Config{
+		{MaxEntries: 1500, ChangeListPeriod: time.Hour},
+		{MaxBytes: 2_000_000, ChangeListPeriod: time.Hour},
+	} {
+		f := newSQLiteFixture(t, cfg)
+		long := strings.Repeat("long", 20)
+		batch := make([]catalog.Applied, 0, n)
+		for i := range n {
+			sum := sha256.Sum256([]byte(fmt.Sprint(i)))
+			ev := &viaduct.Event{Source: "origin", Collection: "alpha", URI: fmt.Sprintf("http://origin.example.com/%s/r%d", long, i),
+				Op: resourcesync.Created, Type: "text/plain", SHA256: hex.EncodeToString(sum[:]), MD5: hex.EncodeToString(sum[:16]), Length: 1,
+				Upstream: viaduct.Change{Source: "origin", Collection: "alpha"}}
+			ev.Upstream.URI, ev.Upstream.Op = ev.URI, ev.Op
+			switch i % 7 {
+			case 1:
+				ev.Upstream.Links = []resourcesync.Link{{Rel: "via", Href: fmt.Sprintf("http://o.example/%s/%d?a=1&b=2", long, i)},
+					{Rel: "describedby", Href: fmt.Sprintf("http://origin.example.com/%s/r%d.xml", long, i), Type: "application/xml"}}
+			case 2:
+				ev.Upstream.URI = fmt.Sprintf("http://aggregator.example.org/%s/%s/r%d", long, long, i)
+			}
+			batch = append(batch, catalog.Applied{Seq: uint64(i + 1), At: base.Add(time.Duration(i) * time.Millisecond), Event: ev})
 		}
-		f.apply(t, base.Add(time.Duration(i)*time.Second), ev, []byte(fmt.Sprint(i)))
+		if err := f.cat.ApplyBatch(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+		st, err := f.srv.cat.Stats(ctx, "alpha")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := &sqliteWalkCounter{SQLiteCatalog: FromSQLite(f.cat)}
+		sized, walked := newServerOn(t, f, sc), newServerOn(t, f, &walkCounter{Catalog: FromSQLite(f.cat)})
+		bySize, err := sized.pieces(ctx, "alpha", base, st, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The same catalog without ChangeSizes (nor CountChanges): every
+		// change decoded.
+		byWalk, err := walked.pieces(ctx, "alpha", base, st, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(byWalk) < 3 || !slices.EqualFunc(bySize, byWalk, time.Time.Equal) {
+			t.Errorf("max entries %d, max bytes %d: cut by the kept bounds at %v, by decoding every change at %v; want the same, several pieces",
+				cfg.MaxEntries, cfg.MaxBytes, bySize, byWalk)
+		}
+		if sc.n != n || sc.whole == 0 || sc.whole == n {
+			t.Errorf("max entries %d, max bytes %d: the walk took %d changes, %d of them in runs taken whole; want %d, some whole and some not",
+				cfg.MaxEntries, cfg.MaxBytes, sc.n, sc.whole, n)
+		}
 	}
-	st, err := f.srv.cat.Stats(ctx, "alpha")
+}
+
+// newServerOn is a server of f's configuration on cat.
+func newServerOn(t *testing.T, f *sqliteFixture, cat Catalog) *Server {
+	t.Helper()
+	srv, err := New(f.srv.cfg, cat, f.store, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sized, err := f.srv.pieces(ctx, "alpha", base, st, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The same catalog without ChangeSizes (nor CountChanges): every
-	// change decoded.
-	wc := &walkCounter{Catalog: FromSQLite(f.cat)}
-	c := f.srv.cfg
-	srv, err := New(c, wc, f.store, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	walked, err := srv.pieces(ctx, "alpha", base, st, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if wc.n != 120 || len(walked) < 3 || !slices.EqualFunc(sized, walked, time.Time.Equal) {
-		t.Errorf("cut by the kept bounds at %v, by decoding %d changes at %v; want the same, several pieces", sized, wc.n, walked)
-	}
+	return srv
 }
 
 // walkCounter counts the changes a catalog's change walks hand out.
@@ -298,20 +325,27 @@ func TestOpenPeriodSplitGoesOn(t *testing.T) {
 }
 
 // sqliteWalkCounter is the real catalog (its counts included), with its
-// change walks counted: the changes or their sizes.
+// change walks counted: the changes walked or sized, and of those the
+// ones sized in runs taken whole.
 type sqliteWalkCounter struct {
 	*SQLiteCatalog
-	n int
+	n, whole int
 }
 
 func (w *sqliteWalkCounter) Changes(ctx context.Context, coll string, from, until time.Time, fn func(*Record) error) error {
 	return w.SQLiteCatalog.Changes(ctx, coll, from, until, func(r *Record) error { w.n++; return fn(r) })
 }
 
-func (w *sqliteWalkCounter) ChangeSizes(ctx context.Context, coll string, from, until time.Time, fn func(time.Time, int64, int64) error) error {
-	return w.SQLiteCatalog.ChangeSizes(ctx, coll, from, until, func(at time.Time, fixed, refs int64) error {
-		w.n++
-		return fn(at, fixed, refs)
+func (w *sqliteWalkCounter) ChangeSizes(ctx context.Context, coll string, from, until time.Time, fn func(*catalog.ChangeRun) (bool, error)) error {
+	return w.SQLiteCatalog.ChangeSizes(ctx, coll, from, until, func(r *catalog.ChangeRun) (bool, error) {
+		whole, err := fn(r)
+		if whole {
+			w.n += r.Count
+			if r.Count > 1 {
+				w.whole += r.Count
+			}
+		}
+		return whole, err
 	})
 }
 
