@@ -257,7 +257,9 @@ func (c *Catalog) changeSizesOneByOne(ctx context.Context, collection string, fi
 	where := fmt.Sprintf("size changes of collection %s from %s", collection, time.UnixMicro(first).UTC())
 	rows, err := c.scans.QueryContext(ctx, `SELECT at, coalesce(est, -1), coalesce(est_refs, 0),
 			iif(est IS NULL, sha256, ''), iif(est IS NULL, md5, ''), iif(est IS NULL, CAST(pack || uri AS TEXT), '')
-		FROM changes WHERE collection = ? AND at >= ? AND at <= ? ORDER BY at`, collection, first, last)
+		FROM changes WHERE collection = ? AND at >= ? AND at <= ?
+			AND at >= coalesce((SELECT horizon FROM collections WHERE name = ?), ?) ORDER BY at`,
+		collection, first, last, collection, int64(math.MinInt64))
 	if err != nil {
 		return fmt.Errorf("%s: %w", where, err)
 	}

@@ -178,6 +178,7 @@ func startNode(t *testing.T) *node.Node {
 	cfg.Fetch.Workers = 4
 	cfg.Fetch.RetryBase = 50 * time.Millisecond
 	cfg.Fetch.RetryMax = 200 * time.Millisecond
+	cfg.Fetch.InProgressEvery = time.Second // well under the ack wait
 	cfg.Fill()
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("config: %v", err)

@@ -328,7 +328,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("blobs.kind: %q is not dir or s3", c.Blobs.Kind))
 	}
 	errs = append(errs, c.checkShared())
-	errs = append(errs, c.Upstream.Validate(), c.Fetch.Validate(), c.checkPending())
+	errs = append(errs, c.Upstream.Validate(), c.Fetch.Validate(), c.checkPending(), c.checkHeartbeat())
 	field("harvest", c.Harvest.Validate())
 	errs = append(errs, c.checkSources()...)
 	field("republish.notify", c.Republish.Notify.Validate())
@@ -344,6 +344,24 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New(strings.Replace(err.Error(), "republish: ", "republish.", 1)))
 	}
 	return errors.Join(errs...)
+}
+
+// checkHeartbeat refuses fetch workers that tell the queue they are still
+// at a change less often than twice within the shortest wait before the
+// queue hands the change to another worker (queue.ack_wait, or the
+// shortest queue.backoff entry, which replaces it): every change held
+// longer (a slow transfer, a host's politeness, a wait for its slot)
+// would be fetched a second time, and its event stored twice.
+func (c *Config) checkHeartbeat() error {
+	wait, name := c.Queue.AckWait, "queue.ack_wait"
+	if len(c.Queue.Backoff) > 0 {
+		wait, name = slices.Min(c.Queue.Backoff), "the shortest queue.backoff entry"
+	}
+	if wait <= 0 || c.Fetch.InProgressEvery <= 0 || 2*c.Fetch.InProgressEvery <= wait {
+		return nil // the packages' own checks refuse what is not positive
+	}
+	return fmt.Errorf("fetch.in_progress_every: %s is more than half of %s (%s): a change a worker holds longer than that would be handed to a second worker; lower in_progress_every or raise the wait",
+		c.Fetch.InProgressEvery, name, wait)
 }
 
 // checkPending refuses a lot of parked changes that could fill the

@@ -67,16 +67,18 @@ func TestConfigDefaultsAreDocumented(t *testing.T) {
 
 func TestConfigErrorsNameTheField(t *testing.T) {
 	cases := map[string]string{
-		"blobs:\n  kind: tape\nsources: [{name: a, url: 'https://a.example/'}]\n":                 "blobs.kind",
-		"blobs:\n  sync_interval: -1s\nsources: [{name: a, url: 'https://a.example/'}]\n":         "blobs.sync_interval",
-		"log:\n  level: loud\nsources: [{name: a, url: 'https://a.example/'}]\n":                  "log.level",
-		"sources: [{name: a, url: 'https://a.example/', schedule: 'every tuesday'}]\n":            "schedule",
-		"sources: [{name: a, url: 'https://a.example/'}]\nlisten: nowhere\n":                      "listen",
-		"sources: [{name: a, url: 'https://a.example/'}]\nfetch:\n  worker: 3\n":                  "worker",
-		"public_url: ftp://x\nsources: [{name: a, url: 'https://a.example/'}]\n":                  "public_url",
-		"sources: [{name: a, url: 'https://a.example/'}, {name: a, url: 'https://b.example/'}]\n": "sources",
-		"sources: [{name: a, url: 'https://a.example/'}]\nfetch:\n  max_parked: 9700\n":           "queue.max_ack_pending",
-		"sources: [{name: a, url: 'https://a.example/'}]\nqueue:\n  max_ack_pending: 2000\n":      "fetch.max_parked",
+		"blobs:\n  kind: tape\nsources: [{name: a, url: 'https://a.example/'}]\n":                   "blobs.kind",
+		"blobs:\n  sync_interval: -1s\nsources: [{name: a, url: 'https://a.example/'}]\n":           "blobs.sync_interval",
+		"log:\n  level: loud\nsources: [{name: a, url: 'https://a.example/'}]\n":                    "log.level",
+		"sources: [{name: a, url: 'https://a.example/', schedule: 'every tuesday'}]\n":              "schedule",
+		"sources: [{name: a, url: 'https://a.example/'}]\nlisten: nowhere\n":                        "listen",
+		"sources: [{name: a, url: 'https://a.example/'}]\nfetch:\n  worker: 3\n":                    "worker",
+		"public_url: ftp://x\nsources: [{name: a, url: 'https://a.example/'}]\n":                    "public_url",
+		"sources: [{name: a, url: 'https://a.example/'}, {name: a, url: 'https://b.example/'}]\n":   "sources",
+		"sources: [{name: a, url: 'https://a.example/'}]\nfetch:\n  max_parked: 9700\n":             "queue.max_ack_pending",
+		"sources: [{name: a, url: 'https://a.example/'}]\nqueue:\n  max_ack_pending: 2000\n":        "fetch.max_parked",
+		"sources: [{name: a, url: 'https://a.example/'}]\nqueue:\n  backoff: [30s, 10s]\n":          "fetch.in_progress_every",
+		"sources: [{name: a, url: 'https://a.example/'}]\nqueue:\n  backoff: []\n  ack_wait: 30s\n": "queue.ack_wait (30s)",
 	}
 	for body, want := range cases {
 		f := filepath.Join(t.TempDir(), "c.yaml")
