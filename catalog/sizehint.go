@@ -54,11 +54,9 @@ func xmlLen(s string) int {
 
 // changeSizeHint is SizeHint of the entry a Change List renders from a
 // change-log row of uri: the log keeps the row's URI, not the Source's,
-// so the entry's upstream names uri.
+// so the entry's upstream names uri. Where the two are the same the
+// applier takes the resource's own bounds instead.
 func changeSizeHint(typ, uri string, up *viaduct.Change) (fixed, refs int64) {
-	if up.URI == uri {
-		return SizeHint(typ, up)
-	}
 	named := *up
 	named.URI = uri
 	return SizeHint(typ, &named)
