@@ -45,7 +45,20 @@ CREATE TABLE IF NOT EXISTS blobs (
 	off   INTEGER NOT NULL, -- of the record's header
 	len   INTEGER NOT NULL, -- of the blob
 	mtime INTEGER NOT NULL  -- committed or touched, Unix nanoseconds
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS facts (
+	name  TEXT PRIMARY KEY,
+	value INTEGER NOT NULL
 ) WITHOUT ROWID;`
+
+// smallFilesFact names the fact, kept in the index, that the store may
+// hold a blob small enough to pack as a file of its own: written before
+// the index existed, or by a process with packing off. While it is 0 a
+// commit of a small blob goes straight to the pack, without looking for
+// such a file first (a failed path lookup a blob, 2 % of a baseline's
+// CPU). It is 1 for an index made by a version that did not keep it, and
+// for a store that held fan-out directories when its index was made.
+const smallFilesFact = "small_files"
 
 // packs keeps small blobs as records appended to shared files, and an
 // index of them in a SQLite database beside them (root/packs/index.db).
@@ -74,6 +87,10 @@ type packs struct {
 	size   int64
 	active atomic.Int64
 	nextID int64
+	// smallFiles: the store may hold a blob of packing size as a file of
+	// its own (smallFilesFact), which a commit then touches rather than
+	// packing a second copy.
+	smallFiles bool
 	// wbuf is the records of the round running, kept for the next round
 	// up to wbufKeep: a baseline's rounds are alike in size, and a new
 	// buffer each round was a zeroed allocation of a kilobyte a blob.
@@ -121,7 +138,10 @@ const indexPageSize = 1024
 // at indexPageSize).
 const indexCheckpointPages = 4096
 
-func openPacks(root string, gap time.Duration) (*packs, error) {
+// openPacks opens the pack index of the store at root, making it when it
+// is missing; packing says whether this process packs small blobs, or
+// gives them files of their own (and only reads the packs).
+func openPacks(root string, gap time.Duration, packing bool) (*packs, error) {
 	d := filepath.Join(root, "packs")
 	if err := os.MkdirAll(d, 0o755); err != nil {
 		return nil, err
@@ -129,16 +149,30 @@ func openPacks(root string, gap time.Duration) (*packs, error) {
 	u := url.URL{Scheme: "file", Path: filepath.Join(d, "index.db")}
 	// synchronous=FULL: a commit returns once its rows are durable.
 	// The page size of a new file before WAL mode writes its first page.
+	// temp_store=MEMORY keeps a round's savepoint journal in memory: it
+	// holds a page for each the round changes (a round is bounded, by
+	// SyncInterval for commits and by compactChunk for compaction's
+	// moves), and past 64 KiB SQLite wrote it to a temporary file, one
+	// write a page: a write a blob in a baseline.
 	db := sqliteconn.Open(u.String()+"?_synchronous=FULL&_busy_timeout=10000&_txlock=immediate",
 		fmt.Sprintf("PRAGMA page_size = %d", indexPageSize),
 		"PRAGMA journal_mode = WAL",
-		fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", indexCheckpointPages))
-	if _, err := db.Exec(packSchema); err != nil {
+		fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", indexCheckpointPages),
+		"PRAGMA temp_store = MEMORY")
+	var existed bool
+	err := db.QueryRow(`SELECT count(*) > 0 FROM sqlite_schema WHERE name = 'blobs'`).Scan(&existed)
+	if err == nil {
+		_, err = db.Exec(packSchema)
+	}
+	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("pack index %s: %w", d, err)
 	}
 	p := &packs{dir: d, db: db}
-	var err error
+	if p.smallFiles, err = p.noteSmallFiles(root, existed, packing); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("pack index %s: %w", d, err)
+	}
 	if p.findStmt, err = db.Prepare(`SELECT pack, off, len, mtime FROM blobs WHERE key = ?`); err == nil {
 		p.touchStmt, err = db.Prepare(touchSQL + `= ? RETURNING pack, off, len, mtime`)
 	}
@@ -160,6 +194,54 @@ func openPacks(root string, gap time.Duration) (*packs, error) {
 	}
 	p.active.Store(-1)
 	return p, nil
+}
+
+// noteSmallFiles reads smallFilesFact, recording it first where the
+// index does not hold it yet: 1 for an index that existed before (made
+// by a version that did not keep it), and for a store whose root holds a
+// fan-out directory (blobs written before it packed); 0 for a new store.
+// A process with packing off sets it to 1, since it writes small blobs
+// as files. A version that did not keep the fact, run with packing off
+// on a store that this one made, leaves it at 0: a small blob it wrote
+// as a file and committed again later is then packed too, a second copy
+// of the same bytes (Open reads the packed one, Delete removes both).
+func (p *packs) noteSmallFiles(root string, existed, packing bool) (bool, error) {
+	var v int64
+	err := p.db.QueryRow(`SELECT value FROM facts WHERE name = ?`, smallFilesFact).Scan(&v)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		v = 0
+		if existed {
+			v = 1
+		} else if fanned, err := hasFanOut(root); err != nil {
+			return false, err
+		} else if fanned {
+			v = 1
+		}
+	case err != nil:
+		return false, err
+	}
+	if !packing {
+		v = 1
+	}
+	_, err = p.db.Exec(`INSERT INTO facts (name, value) VALUES (?, ?)
+		ON CONFLICT (name) DO UPDATE SET value = excluded.value WHERE value != excluded.value`, smallFilesFact, v)
+	return v == 1, err
+}
+
+// hasFanOut reports whether root holds a fan-out directory: blobs with
+// files of their own.
+func hasFanOut(root string) (bool, error) {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return false, err
+	}
+	for _, e := range entries {
+		if e.IsDir() && isHexPair(e.Name()) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // close closes the index, and the active pack unless a round is running

@@ -345,3 +345,99 @@ func TestRoundOfManyBlobs(t *testing.T) {
 		}
 	}
 }
+
+// TestSmallFileStaysOne: a small blob the store holds as a file of its
+// own (written with packing off) is touched when committed again with
+// packing on, and not packed a second time; a store made packing from
+// its start does not look for such files, and a later process with
+// packing off makes the next one look again.
+func TestSmallFileStaysOne(t *testing.T) {
+	ctx := context.Background()
+	packed := func(s *Store, key string) bool {
+		t.Helper()
+		_, ok, err := s.packs.find(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+
+	// Files first, then packing.
+	root := t.TempDir()
+	off, err := New(root, PackBelow(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := storagetest.Put(t, off, []byte("a small blob kept as a file"))
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(off.path(key), old, old); err != nil {
+		t.Fatal(err)
+	}
+	off.Close()
+	s := openPacked(t, root)
+	if !s.packs.smallFiles {
+		t.Fatalf("a store that held files before its pack index does not look for them")
+	}
+	storagetest.Put(t, s, []byte("a small blob kept as a file"))
+	if packed(s, key) {
+		t.Errorf("a small blob held as a file was packed again")
+	}
+	if fi, err := os.Stat(s.path(key)); err != nil || !fi.ModTime().After(old) {
+		t.Errorf("the file of a blob committed again: %v, %v; want it touched", fi, err)
+	}
+
+	// Packing from the start: no file looked for.
+	fresh := t.TempDir()
+	s = openPacked(t, fresh)
+	if s.packs.smallFiles {
+		t.Fatalf("a new store looks for small blobs' files")
+	}
+	k := storagetest.Put(t, s, []byte("packed from the start"))
+	if !packed(s, k) || fileExists(s.path(k)) {
+		t.Errorf("a new store's small blob: packed %v, file %v; want packed only", packed(s, k), fileExists(s.path(k)))
+	}
+	// So a file such a store did not expect (left by a version that
+	// did not keep the fact, with packing off) is not looked for: the
+	// blob is packed beside it, and reads the same.
+	planted := []byte("written as a file by an older version")
+	sum := sha256.Sum256(planted)
+	pk := hex.EncodeToString(sum[:])
+	if err := os.MkdirAll(filepath.Dir(s.path(pk)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(s.path(pk), planted, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	storagetest.Put(t, s, planted)
+	if !packed(s, pk) || read(t, s, pk) != string(planted) {
+		t.Errorf("a new store's small blob with an unexpected file: packed %v; want packed, reading the same", packed(s, pk))
+	}
+	s.Close()
+
+	// A process with packing off on that store makes the next look.
+	off, err = New(fresh, PackBelow(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	off.Close()
+	if s = openPacked(t, fresh); !s.packs.smallFiles {
+		t.Errorf("after a process with packing off, small blobs' files are not looked for")
+	}
+	s.Close()
+
+	// An index made by a version that did not keep the fact.
+	other := t.TempDir()
+	s = openPacked(t, other)
+	if _, err := s.packs.db.Exec(`DROP TABLE facts`); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if s = openPacked(t, other); !s.packs.smallFiles {
+		t.Errorf("an index without the fact: small blobs' files are not looked for")
+	}
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}

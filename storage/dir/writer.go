@@ -240,10 +240,12 @@ func (w *writer) Abort() error {
 // its own from before packing or while it was off.
 func (w *writer) commitPacked(key string) error {
 	now := time.Now()
-	// A blob the store holds as a file (written before it packed) stays
-	// one.
-	if err := os.Chtimes(w.s.path(key), now, now); err == nil {
-		return nil
+	// A blob the store holds as a file (written before it packed, or
+	// with packing off) stays one.
+	if w.s.packs.smallFiles {
+		if err := os.Chtimes(w.s.path(key), now, now); err == nil {
+			return nil
+		}
 	}
 	err := w.s.packs.commit(key, w.buf, now)
 	w.buf = nil
