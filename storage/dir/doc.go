@@ -52,11 +52,12 @@
 // blob a file of its own: SQLite's locking is not safe there. A store
 // opened with packing off still reads the packs it has.
 //
-// A small blob the store holds as a file of its own (written before the
-// store packed, or by a process with packing off) stays one: committed
-// again, the file is touched. The index records whether the store may
-// hold such files (smallFilesFact); a store that packed from its start
-// does not, and its commits go to the pack without a path lookup first.
+// A blob the store holds as a file of its own (written before the store
+// packed, by a process with packing off, or with a smaller PackBelow)
+// stays one: committed again, the file is touched. The index records the
+// smallest blob the store may hold as a file (filesFromFact); a commit
+// of a smaller one, as every commit of a store that packed from its
+// start at one PackBelow, goes to the pack without a path lookup first.
 //
 // # Durability
 //

@@ -51,14 +51,16 @@ CREATE TABLE IF NOT EXISTS facts (
 	value INTEGER NOT NULL
 ) WITHOUT ROWID;`
 
-// smallFilesFact names the fact, kept in the index, that the store may
-// hold a blob small enough to pack as a file of its own: written before
-// the index existed, or by a process with packing off. While it is 0 a
-// commit of a small blob goes straight to the pack, without looking for
-// such a file first (a failed path lookup a blob, 2 % of a baseline's
-// CPU). It is 1 for an index made by a version that did not keep it, and
-// for a store that held fan-out directories when its index was made.
-const smallFilesFact = "small_files"
+// filesFromFact names the fact, kept in the index, of the smallest blob
+// the store may hold as a file of its own: one more than the least
+// PackBelow any process has opened it with, 0 where a process had
+// packing off (every blob a file), or where blobs had files before the
+// index was made. A commit of a packed blob at least that long looks for
+// such a file first, to touch it rather than pack a second copy; a
+// smaller one goes straight to the pack, without a failed path lookup (2
+// % of a baseline's CPU). An index made by a version that did not keep
+// the fact is taken as 0.
+const filesFromFact = "files_from"
 
 // packs keeps small blobs as records appended to shared files, and an
 // index of them in a SQLite database beside them (root/packs/index.db).
@@ -87,10 +89,10 @@ type packs struct {
 	size   int64
 	active atomic.Int64
 	nextID int64
-	// smallFiles: the store may hold a blob of packing size as a file of
-	// its own (smallFilesFact), which a commit then touches rather than
-	// packing a second copy.
-	smallFiles bool
+	// filesFrom is the smallest blob the store may hold as a file of its
+	// own (filesFromFact): a commit of a blob at least that long touches
+	// such a file rather than packing a second copy.
+	filesFrom int64
 	// wbuf is the records of the round running, kept for the next round
 	// up to wbufKeep: a baseline's rounds are alike in size, and a new
 	// buffer each round was a zeroed allocation of a kilobyte a blob.
@@ -139,9 +141,10 @@ const indexPageSize = 1024
 const indexCheckpointPages = 4096
 
 // openPacks opens the pack index of the store at root, making it when it
-// is missing; packing says whether this process packs small blobs, or
-// gives them files of their own (and only reads the packs).
-func openPacks(root string, gap time.Duration, packing bool) (*packs, error) {
+// is missing; packBelow is the size up to which this process packs
+// blobs (0: it gives every blob a file of its own, and only reads the
+// packs).
+func openPacks(root string, gap time.Duration, packBelow int64) (*packs, error) {
 	d := filepath.Join(root, "packs")
 	if err := os.MkdirAll(d, 0o755); err != nil {
 		return nil, err
@@ -169,7 +172,7 @@ func openPacks(root string, gap time.Duration, packing bool) (*packs, error) {
 		return nil, fmt.Errorf("pack index %s: %w", d, err)
 	}
 	p := &packs{dir: d, db: db}
-	if p.smallFiles, err = p.noteSmallFiles(root, existed, packing); err != nil {
+	if p.filesFrom, err = p.noteFilesFrom(root, existed, packBelow); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("pack index %s: %w", d, err)
 	}
@@ -196,37 +199,41 @@ func openPacks(root string, gap time.Duration, packing bool) (*packs, error) {
 	return p, nil
 }
 
-// noteSmallFiles reads smallFilesFact, recording it first where the
-// index does not hold it yet: 1 for an index that existed before (made
-// by a version that did not keep it), and for a store whose root holds a
-// fan-out directory (blobs written before it packed); 0 for a new store.
-// A process with packing off sets it to 1, since it writes small blobs
-// as files. A version that did not keep the fact, run with packing off
-// on a store that this one made, leaves it at 0: a small blob it wrote
-// as a file and committed again later is then packed too, a second copy
-// of the same bytes (Open reads the packed one, Delete removes both).
-func (p *packs) noteSmallFiles(root string, existed, packing bool) (bool, error) {
-	var v int64
-	err := p.db.QueryRow(`SELECT value FROM facts WHERE name = ?`, smallFilesFact).Scan(&v)
+// noteFilesFrom reads filesFromFact, lowered to what this process may
+// write as files, and records it: for a new index, 0 if the store's root
+// holds a fan-out directory (blobs with files from before it packed),
+// else one more than packBelow; for an index that existed without the
+// fact, 0. A process with packing off makes it 0, one with a smaller
+// PackBelow than before lowers it. A version that did not keep the fact,
+// run on a store this one made with a smaller PackBelow or with packing
+// off, leaves it too high, as does such a process opened beside this
+// one for as long as both run: a blob it wrote as a file and that is
+// committed again later is packed too, a second copy of the same bytes
+// (Open reads the packed one, Delete removes both).
+func (p *packs) noteFilesFrom(root string, existed bool, packBelow int64) (int64, error) {
+	v := int64(0)
+	err := p.db.QueryRow(`SELECT value FROM facts WHERE name = ?`, filesFromFact).Scan(&v)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		v = 0
+		v = packBelow + 1
 		if existed {
-			v = 1
+			v = 0
 		} else if fanned, err := hasFanOut(root); err != nil {
-			return false, err
+			return 0, err
 		} else if fanned {
-			v = 1
+			v = 0
 		}
 	case err != nil:
-		return false, err
+		return 0, err
 	}
-	if !packing {
-		v = 1
+	mine := packBelow + 1
+	if packBelow <= 0 {
+		mine = 0
 	}
+	v = min(v, mine)
 	_, err = p.db.Exec(`INSERT INTO facts (name, value) VALUES (?, ?)
-		ON CONFLICT (name) DO UPDATE SET value = excluded.value WHERE value != excluded.value`, smallFilesFact, v)
-	return v == 1, err
+		ON CONFLICT (name) DO UPDATE SET value = excluded.value WHERE value != excluded.value`, filesFromFact, v)
+	return v, err
 }
 
 // hasFanOut reports whether root holds a fan-out directory: blobs with

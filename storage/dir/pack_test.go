@@ -346,11 +346,12 @@ func TestRoundOfManyBlobs(t *testing.T) {
 	}
 }
 
-// TestSmallFileStaysOne: a small blob the store holds as a file of its
-// own (written with packing off) is touched when committed again with
-// packing on, and not packed a second time; a store made packing from
-// its start does not look for such files, and a later process with
-// packing off makes the next one look again.
+// TestSmallFileStaysOne: a blob of packing size the store holds as a
+// file of its own (written with packing off, or with a smaller
+// PackBelow) is touched when committed again, and not packed a second
+// time; a store made packing from its start does not look for files of
+// blobs it has always packed, and a later process with packing off, or
+// a smaller PackBelow, makes the next one look again.
 func TestSmallFileStaysOne(t *testing.T) {
 	ctx := context.Background()
 	packed := func(s *Store, key string) bool {
@@ -361,36 +362,49 @@ func TestSmallFileStaysOne(t *testing.T) {
 		}
 		return ok
 	}
-
-	// Files first, then packing.
-	root := t.TempDir()
-	off, err := New(root, PackBelow(0))
-	if err != nil {
-		t.Fatal(err)
+	open := func(root string, below int64) *Store {
+		t.Helper()
+		s, err := New(root, PackBelow(below))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
 	}
-	key := storagetest.Put(t, off, []byte("a small blob kept as a file"))
-	old := time.Now().Add(-time.Hour)
-	if err := os.Chtimes(off.path(key), old, old); err != nil {
-		t.Fatal(err)
+	// stays puts data as a file with packing at below, reopens the store
+	// packing at above, and commits the same bytes again.
+	stays := func(name string, below, above int64, data []byte) {
+		t.Helper()
+		root := t.TempDir()
+		s := open(root, below)
+		key := storagetest.Put(t, s, data)
+		old := time.Now().Add(-time.Hour)
+		if err := os.Chtimes(s.path(key), old, old); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		s.Close()
+		s = open(root, above)
+		if s.packs.filesFrom > int64(len(data)) {
+			t.Errorf("%s: files looked for from %d bytes; the store holds a file of %d", name, s.packs.filesFrom, len(data))
+		}
+		storagetest.Put(t, s, data)
+		if packed(s, key) {
+			t.Errorf("%s: a blob held as a file was packed again", name)
+		}
+		if fi, err := os.Stat(s.path(key)); err != nil {
+			t.Errorf("%s: the file of a blob committed again: %v", name, err)
+		} else if !fi.ModTime().After(old) {
+			t.Errorf("%s: the file of a blob committed again keeps its time %s; want it touched", name, fi.ModTime())
+		}
 	}
-	off.Close()
-	s := openPacked(t, root)
-	if !s.packs.smallFiles {
-		t.Fatalf("a store that held files before its pack index does not look for them")
-	}
-	storagetest.Put(t, s, []byte("a small blob kept as a file"))
-	if packed(s, key) {
-		t.Errorf("a small blob held as a file was packed again")
-	}
-	if fi, err := os.Stat(s.path(key)); err != nil || !fi.ModTime().After(old) {
-		t.Errorf("the file of a blob committed again: %v, %v; want it touched", fi, err)
-	}
+	stays("files first, then packing", 0, 1024, []byte("a small blob kept as a file"))
+	stays("PackBelow raised", 16, 1024, []byte("longer than sixteen bytes, packed since"))
 
 	// Packing from the start: no file looked for.
 	fresh := t.TempDir()
-	s = openPacked(t, fresh)
-	if s.packs.smallFiles {
-		t.Fatalf("a new store looks for small blobs' files")
+	s := open(fresh, 1024)
+	if s.packs.filesFrom != 1025 {
+		t.Fatalf("a new store packing up to 1024 bytes looks for files from %d bytes; want 1025", s.packs.filesFrom)
 	}
 	k := storagetest.Put(t, s, []byte("packed from the start"))
 	if !packed(s, k) || fileExists(s.path(k)) {
@@ -414,26 +428,27 @@ func TestSmallFileStaysOne(t *testing.T) {
 	}
 	s.Close()
 
-	// A process with packing off on that store makes the next look.
-	off, err = New(fresh, PackBelow(0))
-	if err != nil {
-		t.Fatal(err)
+	// A larger PackBelow later keeps the fact; a smaller one, or packing
+	// off, lowers it for good.
+	for _, step := range []struct {
+		below, want int64
+	}{{4096, 1025}, {100, 101}, {1024, 101}, {0, 0}, {1024, 0}} {
+		s = open(fresh, step.below)
+		if s.packs.filesFrom != step.want {
+			t.Errorf("opened with PackBelow %d: files looked for from %d bytes; want %d", step.below, s.packs.filesFrom, step.want)
+		}
+		s.Close()
 	}
-	off.Close()
-	if s = openPacked(t, fresh); !s.packs.smallFiles {
-		t.Errorf("after a process with packing off, small blobs' files are not looked for")
-	}
-	s.Close()
 
 	// An index made by a version that did not keep the fact.
 	other := t.TempDir()
-	s = openPacked(t, other)
+	s = open(other, 1024)
 	if _, err := s.packs.db.Exec(`DROP TABLE facts`); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
-	if s = openPacked(t, other); !s.packs.smallFiles {
-		t.Errorf("an index without the fact: small blobs' files are not looked for")
+	if s = open(other, 1024); s.packs.filesFrom != 0 {
+		t.Errorf("an index without the fact: files looked for from %d bytes; want 0", s.packs.filesFrom)
 	}
 }
 

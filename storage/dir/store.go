@@ -136,7 +136,7 @@ func New(root string, opts ...Option) (*Store, error) {
 	}
 	s.group = newGrouper(run, o.syncGap)
 	if o.packBelow > 0 || packsExist(root) {
-		if s.packs, err = openPacks(root, o.syncGap, o.packBelow > 0); err != nil {
+		if s.packs, err = openPacks(root, o.syncGap, o.packBelow); err != nil {
 			return nil, fmt.Errorf("blob directory %s: %w", root, err)
 		}
 		s.packBelow = o.packBelow

@@ -240,9 +240,9 @@ func (w *writer) Abort() error {
 // its own from before packing or while it was off.
 func (w *writer) commitPacked(key string) error {
 	now := time.Now()
-	// A blob the store holds as a file (written before it packed, or
-	// with packing off) stays one.
-	if w.s.packs.smallFiles {
+	// A blob the store holds as a file (written before it packed, with
+	// packing off or with a smaller PackBelow) stays one.
+	if int64(len(w.buf)) >= w.s.packs.filesFrom {
 		if err := os.Chtimes(w.s.path(key), now, now); err == nil {
 			return nil
 		}
