@@ -22,6 +22,12 @@
 #                           with its default politeness, then resync-sync on
 #                           RESYNC_SOURCES (3) of them one after another
 #   bench/run.sh all        small, large, big and s3
+#   bench/run.sh ab [OLD]   viaduct built at OLD (a git revision; default
+#                           HEAD) against the working tree, AB_N (20,000) x
+#                           1 KiB baselines alternating, AB_PAIRS (10)
+#                           pairs: the medians of CPU a resource and time,
+#                           and in how many pairs the working tree's CPU
+#                           was lower
 #
 # Environment: RESYNC (the resync 2.0.1 directory; default ../shared/anchors/
 # resync-2.0.1 beside the checkout), WORK (scratch directory on the disk to
@@ -151,6 +157,48 @@ sources() {
 		-work "$(mktemp -d "$WORK/sources-XXXX")" -resync "$RESYNC" -resync-sources "${RESYNC_SOURCES:-3}"
 }
 
+# ab OLD: the build at revision OLD against the working tree's, one
+# `scale baseline` each in turn, so that a slow hour weighs on both.
+ab() {
+	local old=${1:-HEAD} n=${AB_N:-20000} pairs=${AB_PAIRS:-10}
+	local tree="$WORK/ab-tree"
+	rm -rf "$tree"
+	git worktree prune
+	git worktree add --detach "$tree" "$old" >/dev/null
+	(cd "$tree" && go build -o "$WORK/linked/viaduct-old" ./cmd/viaduct)
+	git worktree remove --force "$tree"
+	cp "$WORK/linked/viaduct-old" "$WORK/bin/viaduct-old"
+	source_up "$n" 1024
+	local out="$WORK/ab.txt"
+	: >"$out"
+	for i in $(seq "$pairs"); do
+		for side in old new; do
+			local bin="$WORK/bin/viaduct" run="$WORK/ab-run"
+			[ "$side" = old ] && bin="$WORK/bin/viaduct-old"
+			rm -rf "$run"
+			"$WORK/bin/scale" baseline -viaduct "$bin" -source "http://127.0.0.1:$port/" -n "$n" -work "$run" -every 1h >"$WORK/ab-run.log" 2>&1
+			# "N resources in T s ..." and "CPU C s (S s system): U µs a resource"
+			awk -v side="$side" -v pair="$i" '
+				/ resources in / { t = $4 }
+				/^CPU / { u = $7 }
+				END { print pair, side, t, u }' "$WORK/ab-run.log" | tee -a "$out"
+		done
+	done
+	source_down
+	awk '
+		{ t[$2] = t[$2] " " $3; u[$2] = u[$2] " " $4; if ($2 == "old") o = $4; else if ($4 < o) lower++ }
+		function median(list,   a, n, i, j, x) {
+			n = split(list, a, " ")
+			for (i = 2; i <= n; i++) { x = a[i]; for (j = i - 1; j > 0 && a[j] + 0 > x + 0; j--) a[j + 1] = a[j]; a[j + 1] = x }
+			return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+		}
+		END {
+			printf "old: median %s CPU-µs a resource, %s s\n", median(u["old"]), median(t["old"])
+			printf "new: median %s CPU-µs a resource, %s s\n", median(u["new"]), median(t["new"])
+			printf "new lower in %d of %d pairs\n", lower, NR / 2
+		}' "$out"
+}
+
 case "${1:-small}" in
 small) small ;;
 large) large ;;
@@ -161,5 +209,6 @@ million) million ;;
 synth) synth ;;
 sources) sources ;;
 all) small; large; big; s3 ;;
-*) echo "usage: bench/run.sh small|large|flat|big|s3|million|synth|sources|all" >&2; exit 2 ;;
+ab) ab "${2:-HEAD}" ;;
+*) echo "usage: bench/run.sh small|large|flat|big|s3|million|synth|sources|all|ab [OLD]" >&2; exit 2 ;;
 esac
