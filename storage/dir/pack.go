@@ -210,9 +210,17 @@ func openPacks(root string, gap time.Duration, packBelow int64) (*packs, error) 
 // one for as long as both run: a blob it wrote as a file and that is
 // committed again later is packed too, a second copy of the same bytes
 // (Open reads the packed one, Delete removes both).
+//
+// It reads and writes in one immediate transaction, so that processes
+// opening the store at once each lower what the other recorded.
 func (p *packs) noteFilesFrom(root string, existed bool, packBelow int64) (int64, error) {
+	tx, err := p.db.Begin()
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
 	v := int64(0)
-	err := p.db.QueryRow(`SELECT value FROM facts WHERE name = ?`, filesFromFact).Scan(&v)
+	err = tx.QueryRow(`SELECT value FROM facts WHERE name = ?`, filesFromFact).Scan(&v)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		v = packBelow + 1
@@ -231,9 +239,12 @@ func (p *packs) noteFilesFrom(root string, existed bool, packBelow int64) (int64
 		mine = 0
 	}
 	v = min(v, mine)
-	_, err = p.db.Exec(`INSERT INTO facts (name, value) VALUES (?, ?)
+	_, err = tx.Exec(`INSERT INTO facts (name, value) VALUES (?, ?)
 		ON CONFLICT (name) DO UPDATE SET value = excluded.value WHERE value != excluded.value`, filesFromFact, v)
-	return v, err
+	if err != nil {
+		return 0, err
+	}
+	return v, tx.Commit()
 }
 
 // hasFanOut reports whether root holds a fan-out directory: blobs with

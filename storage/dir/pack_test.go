@@ -456,3 +456,42 @@ func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
 }
+
+// TestFilesFromAtOnce: processes opening a store at once, with different
+// PackBelow, leave the least of what each may write as files recorded
+// (each index connection here stands for a process).
+func TestFilesFromAtOnce(t *testing.T) {
+	belows := []int64{4096, 0, 1024, 100}
+	for round := range 10 {
+		// The index is made first: SQLite may refuse a new file's WAL
+		// mode to connections setting it at once.
+		root := t.TempDir()
+		p, err := openPacks(root, 0, 65536)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.close()
+		errs := make(chan error, len(belows))
+		for _, below := range belows {
+			go func() {
+				p, err := openPacks(root, 0, below)
+				if err == nil {
+					err = p.close()
+				}
+				errs <- err
+			}()
+		}
+		for range belows {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+		if p, err = openPacks(root, 0, 65536); err != nil {
+			t.Fatal(err)
+		}
+		if p.filesFrom != 0 {
+			t.Errorf("round %d: after opens at %v at once, files looked for from %d bytes; want 0 (one had packing off)", round, belows, p.filesFrom)
+		}
+		p.close()
+	}
+}
