@@ -59,7 +59,7 @@ CREATE TABLE IF NOT EXISTS facts (
 // such a file first, to touch it rather than pack a second copy; a
 // smaller one goes straight to the pack, without a failed path lookup (2
 // % of a baseline's CPU). An index made by a version that did not keep
-// the fact is taken as 0.
+// the fact, and holding blobs, is taken as 0.
 const filesFromFact = "files_from"
 
 // packs keeps small blobs as records appended to shared files, and an
@@ -162,17 +162,13 @@ func openPacks(root string, gap time.Duration, packBelow int64) (*packs, error) 
 		"PRAGMA journal_mode = WAL",
 		fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", indexCheckpointPages),
 		"PRAGMA temp_store = MEMORY")
-	var existed bool
-	err := db.QueryRow(`SELECT count(*) > 0 FROM sqlite_schema WHERE name = 'blobs'`).Scan(&existed)
-	if err == nil {
-		_, err = db.Exec(packSchema)
-	}
-	if err != nil {
+	if _, err := db.Exec(packSchema); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("pack index %s: %w", d, err)
 	}
 	p := &packs{dir: d, db: db}
-	if p.filesFrom, err = p.noteFilesFrom(root, existed, packBelow); err != nil {
+	var err error
+	if p.filesFrom, err = p.noteFilesFrom(root, packBelow); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("pack index %s: %w", d, err)
 	}
@@ -200,10 +196,11 @@ func openPacks(root string, gap time.Duration, packBelow int64) (*packs, error) 
 }
 
 // noteFilesFrom reads filesFromFact, lowered to what this process may
-// write as files, and records it: for a new index, 0 if the store's root
-// holds a fan-out directory (blobs with files from before it packed),
-// else one more than packBelow; for an index that existed without the
-// fact, 0. A process with packing off makes it 0, one with a smaller
+// write as files, and records it. Where the index does not hold it yet,
+// it is one more than packBelow for a new store, and 0 for one whose
+// index holds blobs (made by a version that did not keep the fact) or
+// whose root holds a fan-out directory (blobs with files of their own). A
+// process with packing off makes it 0, one with a smaller
 // PackBelow than before lowers it. A version that did not keep the fact,
 // run on a store this one made with a smaller PackBelow or with packing
 // off, leaves it too high, as does such a process opened beside this
@@ -213,7 +210,7 @@ func openPacks(root string, gap time.Duration, packBelow int64) (*packs, error) 
 //
 // It reads and writes in one immediate transaction, so that processes
 // opening the store at once each lower what the other recorded.
-func (p *packs) noteFilesFrom(root string, existed bool, packBelow int64) (int64, error) {
+func (p *packs) noteFilesFrom(root string, packBelow int64) (int64, error) {
 	tx, err := p.db.Begin()
 	if err != nil {
 		return 0, err
@@ -223,12 +220,16 @@ func (p *packs) noteFilesFrom(root string, existed bool, packBelow int64) (int64
 	err = tx.QueryRow(`SELECT value FROM facts WHERE name = ?`, filesFromFact).Scan(&v)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		v = packBelow + 1
-		if existed {
-			v = 0
-		} else if fanned, err := hasFanOut(root); err != nil {
+		var held bool
+		if err := tx.QueryRow(`SELECT EXISTS (SELECT 1 FROM blobs)`).Scan(&held); err != nil {
 			return 0, err
-		} else if fanned {
+		}
+		fanned, err := hasFanOut(root)
+		if err != nil {
+			return 0, err
+		}
+		v = packBelow + 1
+		if held || fanned {
 			v = 0
 		}
 	case err != nil:

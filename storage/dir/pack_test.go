@@ -18,7 +18,14 @@ import (
 
 func openPacked(t *testing.T, root string) *Store {
 	t.Helper()
-	s, err := New(root, PackBelow(1024))
+	return openPackedBelow(t, root, 1024)
+}
+
+// openPackedBelow opens the store at root packing blobs up to below
+// bytes (0: packing off), closed when the test ends.
+func openPackedBelow(t *testing.T, root string, below int64) *Store {
+	t.Helper()
+	s, err := New(root, PackBelow(below))
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -362,15 +369,7 @@ func TestSmallFileStaysOne(t *testing.T) {
 		}
 		return ok
 	}
-	open := func(root string, below int64) *Store {
-		t.Helper()
-		s, err := New(root, PackBelow(below))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
+	open := func(root string, below int64) *Store { return openPackedBelow(t, root, below) }
 	// stays puts data as a file with packing at below, reopens the store
 	// packing at above, and commits the same bytes again.
 	stays := func(name string, below, above int64, data []byte) {
@@ -440,9 +439,11 @@ func TestSmallFileStaysOne(t *testing.T) {
 		s.Close()
 	}
 
-	// An index made by a version that did not keep the fact.
+	// An index made by a version that did not keep the fact, holding a
+	// blob.
 	other := t.TempDir()
 	s = open(other, 1024)
+	storagetest.Put(t, s, []byte("packed by an older version"))
 	if _, err := s.packs.db.Exec(`DROP TABLE facts`); err != nil {
 		t.Fatal(err)
 	}
