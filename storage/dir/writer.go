@@ -237,7 +237,7 @@ func (w *writer) Abort() error {
 
 // commitPacked stores the bytes held in memory in a pack, unless the
 // blob is stored already: packed (it is then touched), or in a file of
-// its own from before packing or while it was off.
+// its own (see filesFromFact).
 func (w *writer) commitPacked(key string) error {
 	now := time.Now()
 	// A blob the store holds as a file (written before it packed, with
