@@ -29,7 +29,8 @@ test-deps:
 		SUDO=$$(test "$$(id -u)" = 0 || echo sudo); \
 		$$SUDO apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq systemd >/dev/null; }
 
-# test: vet, every test, and short fuzz runs of the document reader.
+# test: vet, every test, and short fuzz runs of the document reader and
+# of the catalog's packed links.
 # The fuzz runs are budgeted in inputs (-fuzztime Nx), not seconds: with a
 # duration, Go's fuzz coordinator before 1.27 can report "context deadline
 # exceeded" as a failure when the time runs out while a worker is busy
@@ -43,10 +44,12 @@ test: test-deps
 	@command -v systemd-analyze >/dev/null 2>&1 || echo "deploy/check: SKIPPED: systemd-analyze is not installed, the systemd unit was not checked"
 	go test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime 300000x ./resourcesync
 	go test -run '^$$' -fuzz '^FuzzScannerMatchesXML$$' -fuzztime 300000x ./resourcesync
+	go test -run '^$$' -fuzz '^FuzzPackedLinks$$' -fuzztime 100000x ./catalog
 
 fuzz:
 	go test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime 20000000x ./resourcesync
 	go test -run '^$$' -fuzz '^FuzzScannerMatchesXML$$' -fuzztime 20000000x ./resourcesync
+	go test -run '^$$' -fuzz '^FuzzPackedLinks$$' -fuzztime 5000000x ./catalog
 
 bench:
 	go test -run '^$$' -bench . -benchmem ./...

@@ -31,8 +31,8 @@ import (
 // rewrites only the latter. The encoding is private to this package:
 // strings and byte strings are a uvarint length and the bytes, integers
 // varints, times a kind byte (0 zero, 1 UTC, 2 with an offset) then
-// seconds, nanoseconds and the offset, links their JSON as encodeLinks
-// writes it. Since schema 9 the packs are the only record of what the
+// seconds, nanoseconds and the offset, links in the packed form of
+// links.go (schema 14; JSON as encodeLinks writes it in rows before). Since schema 9 the packs are the only record of what the
 // Source said (schemaV9); the plain columns left are those SQL reads;
 // since schema 10 each fact is kept once (schemaV10).
 

@@ -252,6 +252,7 @@ type packDecoder struct {
 	upLength int64
 	upTime   packedTime
 	upMod    packedTime
+	links    string // the links upstream read, which readLinks decodes
 }
 
 // packedTime is a time and the packed text it was decoded from.
@@ -301,6 +302,9 @@ func (d *packDecoder) state(row string, rs *ResourceState) error {
 	if atURI {
 		r.Origin = r.URI
 	}
+	if err == nil {
+		err = d.readLinks(&r.Upstream, r.URI)
+	}
 	if err != nil {
 		return fmt.Errorf("resource %s: %w", r.URI, err)
 	}
@@ -349,6 +353,9 @@ func (d *packDecoder) loggedRest(u *unpacker, ch *LoggedChange) error {
 	var origin string
 	_, err := d.upstream(u, &ch.Source, &origin, &ch.Upstream, ch.SHA256, ch.MD5, ch.Type)
 	ch.URI = u.rest()
+	if err == nil {
+		err = d.readLinks(&ch.Upstream, ch.URI)
+	}
 	if err != nil {
 		return fmt.Errorf("change %d of %s: %w", ch.Seq, ch.URI, err)
 	}
@@ -395,19 +402,28 @@ func (d *packDecoder) upstream(u *unpacker, source, origin *string, up *Upstream
 		}
 		up.Type = typ
 	}
-	up.Links = nil
+	up.Links, d.links = nil, ""
 	if u.flag() {
-		links := u.str()
-		if u.err == nil {
-			if up.Links, err = decodeLinks(links); err != nil {
-				return atURI, fmt.Errorf("upstream links: %w", err)
-			}
-		}
+		d.links = u.str()
 	}
 	if u.err != nil {
 		return atURI, fmt.Errorf("upstream: %w", errPack)
 	}
 	return atURI, nil
+}
+
+// readLinks decodes the links upstream left in d into up, for a row
+// whose URI is uri: a packed link's href is kept against it.
+func (d *packDecoder) readLinks(up *Upstream, uri string) error {
+	if d.links == "" {
+		return nil
+	}
+	links, err := unpackLinks(d.links, &linkBase{uri: uri, modified: up.Modified, hash: up.Hash, length: up.Length, typ: up.Type})
+	if err != nil {
+		return fmt.Errorf("upstream links: %w", err)
+	}
+	up.Links = links
+	return nil
 }
 
 // unmark is the hash a mark names, of the copy's digests.
@@ -449,10 +465,10 @@ func decodeUp(pack, uri, sha256, md5, typ string, source, origin *string, up *Up
 	if err == nil && u.i != len(u.s) {
 		err = fmt.Errorf("upstream: %w", errPack)
 	}
-	if err != nil {
-		return err
+	if err == nil {
+		err = d.readLinks(up, uri)
 	}
-	return nil
+	return err
 }
 
 // upTimes reads the Source's time and modified time from an up_pack,

@@ -158,10 +158,19 @@ func sameUpstream(a, b *Upstream) bool {
 }
 
 // BenchmarkPackState decodes the packed row of a typical harvested
-// resource (two hashes, upstream times and length, no links), as
-// ScanResources does for every row of a Resource List; neighbouring rows
-// differ in their URI and hashes, as a baseline's do.
+// resource (two hashes, upstream times and length), as ScanResources
+// does for every row of a Resource List; neighbouring rows differ in
+// their URI and hashes, as a baseline's do. A repository's row has a
+// describedby link, which rows before schema 14 keep as JSON:
+//
+//	go test -run '^$' -bench PackState ./catalog
 func BenchmarkPackState(b *testing.B) {
+	b.Run("no links", func(b *testing.B) { benchPackState(b, "") })
+	b.Run("describedby packed", func(b *testing.B) { benchPackState(b, "packed") })
+	b.Run("describedby JSON", func(b *testing.B) { benchPackState(b, "json") })
+}
+
+func benchPackState(b *testing.B, links string) {
 	const rows = 64
 	var packed [rows]string
 	for i := range rows {
@@ -170,8 +179,20 @@ func BenchmarkPackState(b *testing.B) {
 			length: 1234, changed: t0.UnixMicro() + int64(i)*1000, seq: int64(i + 1)}
 		p.packCopyV9(&c)
 		uri := fmt.Sprintf("http://origin.example.com/records/%08d.html", i)
-		p.packUp(&upFacts{source: "origin", origin: uri, time: t0.Add(-time.Hour), modified: t0.Add(-time.Hour),
-			hash: "md5:" + sha(fmt.Sprint(i))[:32], length: sql.NullInt64{Int64: 1234, Valid: true}, typ: "text/html"}, uri, &c)
+		up := upFacts{source: "origin", origin: uri, time: t0.Add(-time.Hour), modified: t0.Add(-time.Hour),
+			hash: "md5:" + sha(fmt.Sprint(i))[:32], length: sql.NullInt64{Int64: 1234, Valid: true}, typ: "text/html"}
+		ln := []resourcesync.Link{{Rel: "describedby", Href: fmt.Sprintf("http://origin.example.com/items/%08d.xml", i),
+			Type: "application/xml"}}
+		switch links {
+		case "packed":
+			up.links = packLinks(ln, &linkBase{uri: uri})
+		case "json":
+			var err error
+			if up.links, err = encodeLinks(ln); err != nil {
+				b.Fatal(err)
+			}
+		}
+		p.packUp(&up, uri, &c)
 		packed[i] = string(p.b) + uri
 	}
 	var (

@@ -64,13 +64,14 @@ func validate(ev *viaduct.Event) error {
 // is whenever the upstream's URI is the event's.
 func upstreamOf(ev *viaduct.Event) (upFacts, string, error) {
 	up := &ev.Upstream
-	links, err := encodeLinks(up.Links)
-	if err != nil {
-		return upFacts{}, "", err
-	}
 	chain := upstreamHops(ev)
 	u := upFacts{source: ev.Source, origin: chain[0].URI, time: up.Time, modified: up.Modified,
-		hash: up.Hash.String(), typ: up.Type, links: links}
+		hash: up.Hash.String(), typ: up.Type}
+	if len(up.Links) > 0 {
+		// The links are told against the hash as the pack gives it back.
+		u.links = packLinks(up.Links, &linkBase{uri: ev.URI, modified: up.Modified,
+			hash: appendHashes(nil, u.hash), length: up.Length, typ: up.Type})
+	}
 	if up.Length != nil {
 		u.length = sql.NullInt64{Int64: *up.Length, Valid: true}
 	}
