@@ -71,7 +71,8 @@ func (c *Catalog) ApplyBatch(ctx context.Context, batch []Applied) error {
 		// without, and ctx is checked between events instead; an ended
 		// ctx also rolls the transaction back (database/sql).
 		a = applier{ctx: context.WithoutCancel(ctx), log: c.log, tx: tx, st: &c.stmts,
-			colls: map[string]*collState{}, rows: map[rowKey]*rowState{}}
+			colls: map[string]*collState{}, rows: map[rowKey]*rowState{},
+			copyPack: packer{codes: true}, upPack: packer{codes: true}}
 		var last uint64
 		if err := a.stmt(c.stmts.appliedGet).QueryRowContext(a.ctx).Scan(&last); err != nil {
 			return fmt.Errorf("read last applied: %w", err)

@@ -37,7 +37,8 @@ type applier struct {
 	// bound holds the statements of st bound to tx, each bound once per
 	// transaction rather than once per event.
 	bound map[*sql.Stmt]*sql.Stmt
-	// copyPack and upPack are reused buffers for the packed columns.
+	// copyPack and upPack are reused buffers for the packed columns,
+	// which write the codes of codes.go.
 	copyPack, upPack packer
 	// stale counts the events the batch found outranked (see order.go).
 	stale int

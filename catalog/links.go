@@ -11,8 +11,9 @@ import (
 	"github.com/viaduct-mirror/viaduct/resourcesync"
 )
 
-// storedLink is an rs:ln link as the catalog's packs keep it (schema 9):
-// short keys, and no key for a field the link does not have. The JSON of
+// storedLink is an rs:ln link as the catalog's packs kept it in schemas
+// 9 to 13, and as the migrations up to them write it: short keys, and no
+// key for a field the link does not have. The JSON of
 // resourcesync.Link itself names every field, empty or not, and took 275
 // bytes for a describedby link that has three (BenchmarkCatalogSize).
 // The migration to schema 9 re-encodes the links columns of schema 8.
@@ -29,7 +30,8 @@ type storedLink struct {
 	Extra    []xml.Attr          `json:"a,omitempty"`
 }
 
-// encodeLinks is the JSON of links as a pack keeps it, "" for none.
+// encodeLinks is the JSON of links as a pack kept it before schema 14
+// (packLinks), "" for none: what the migrations write.
 func encodeLinks(links []resourcesync.Link) (string, error) {
 	if len(links) == 0 {
 		return "", nil
@@ -92,7 +94,7 @@ const (
 	linkHashUp                 // the Source's hash of the resource
 	linkLengthUp               // the Source's length of the resource
 	linkTypeUp                 // the Source's type of the resource
-	linkType                   // str
+	linkType                   // a media type, coded (codes.go)
 	linkModified               // time
 	linkHash                   // uvarint count, str alg and str value each
 	linkLength                 // int
@@ -118,7 +120,7 @@ func packLinks(links []resourcesync.Link, b *linkBase) string {
 	if len(links) == 0 {
 		return ""
 	}
-	p := packer{b: make([]byte, 0, 64*len(links))}
+	p := packer{b: make([]byte, 0, 64*len(links)), codes: true}
 	p.b = append(p.b, linksPacked)
 	p.b = binary.AppendUvarint(p.b, uint64(len(links)))
 	for i := range links {
@@ -198,7 +200,7 @@ func (p *packer) packLink(l *resourcesync.Link, b *linkBase) {
 		p.int(*l.Length)
 	}
 	if f&linkType != 0 {
-		p.str(l.Type)
+		p.coded(l.Type, mediaCodes)
 	}
 	if f&linkEncoding != 0 {
 		p.str(l.Encoding)
@@ -313,7 +315,7 @@ func (u *unpacker) link(l *resourcesync.Link, b *linkBase) error {
 	case f&linkTypeUp != 0:
 		l.Type = b.typ
 	case f&linkType != 0:
-		l.Type = u.str()
+		l.Type = u.coded(mediaCodes)
 	}
 	if f&linkEncoding != 0 {
 		l.Encoding = u.str()

@@ -116,7 +116,8 @@ func TestLinksOfBothFormsRead(t *testing.T) {
 
 // TestLinksThroughTheCatalog: links applied with an event are what every
 // read gives back, the Resource, the Resource List's scan and the Change
-// List's, and the up_pack keeps them packed.
+// List's, and the up_pack keeps them packed; no pack writes out an op or
+// a media type that has a code.
 func TestLinksThroughTheCatalog(t *testing.T) {
 	ctx := context.Background()
 	c := openTemp(t)
@@ -158,12 +159,19 @@ func TestLinksThroughTheCatalog(t *testing.T) {
 	if !reflect.DeepEqual(logged, want) {
 		t.Errorf("ScanChanges: links\n%+v\nwant\n%+v", logged, want)
 	}
-	var up string
-	if err := c.reader.QueryRowContext(ctx, `SELECT CAST(up_pack AS TEXT) FROM resources`).Scan(&up); err != nil {
+	var up, cp, lp string
+	if err := c.reader.QueryRowContext(ctx, `SELECT CAST(up_pack AS TEXT), CAST(copy_pack AS TEXT), CAST(pack AS TEXT)
+		FROM resources, changes`).Scan(&up, &cp, &lp); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(up, `"h":`) || !strings.Contains(up, "items/1/metadata.xml") || strings.Contains(up, "https://repo.example.org/items") {
 		t.Errorf("up_pack keeps its links as %q, not packed against the URI", up)
+	}
+	// The op and the media types have codes (codes.go).
+	for _, pack := range []string{up, cp, lp} {
+		if strings.Contains(pack, "created") || strings.Contains(pack, "application/") || strings.Contains(pack, "text/plain") {
+			t.Errorf("a pack keeps an op or a media type written out: %q", pack)
+		}
 	}
 }
 
@@ -174,12 +182,13 @@ func FuzzPackedLinks(f *testing.F) {
 	base := testBase()
 	f.Add("via", "https://repo.example.org/x", "gzip", int64(3), 2, true, packLinks(oddLinks(base), base))
 	f.Add("", "", "", int64(0), 0, false, "\x01\x01\x00\x01\x00")
+	f.Add("\x00", "\x05", "\x00\x02", int64(-1), 0, false, "\x01\x01\x00\x20\x01\x02")
 	f.Fuzz(func(t *testing.T, rel, href, enc string, length int64, pri int, same bool, raw string) {
 		l := resourcesync.Link{Rel: rel, Href: href, Encoding: enc, Pri: pri, Length: &length}
 		if same {
 			l.Modified, l.Hash, l.Type = base.modified, base.hash, base.typ
 		}
-		in := []resourcesync.Link{l, {Rel: enc, Href: rel}}
+		in := []resourcesync.Link{l, {Rel: enc, Href: rel, Type: enc}}
 		out, err := unpackLinks(packLinks(in, base), base)
 		if err != nil || !reflect.DeepEqual(in, out) {
 			t.Fatalf("read back as %+v, %v; want %+v", out, err, in)

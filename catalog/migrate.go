@@ -39,7 +39,7 @@ var migrations = []migration{
 	{name: "the index by md5 on the change log, a digest's prefix and the row's key", sql: schemaV11},
 	{name: "the copy's digests kept as bytes", sql: schemaV12},
 	{name: "the size bounds of each change", sql: schemaV13},
-	{name: "links packed, their hrefs against the URI", sql: schemaV14},
+	{name: "links packed, their hrefs against the URI; ops and common media types coded", sql: schemaV14},
 }
 
 // schemaVersion is the version this build writes: the number of steps.

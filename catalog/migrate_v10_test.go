@@ -3,9 +3,7 @@ package catalog
 import (
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
@@ -37,53 +35,55 @@ func packsOf(t testing.TB, db interface {
 	return out
 }
 
-// linksAsJSON is packs (from packsOf) with the links of each pack in
-// the JSON that schemas 9 to 13 kept, the form rows written before step
-// 14 keep: what the applier of step 13 wrote. It reads each row through
-// the package's decoder, with its digests and URI.
-func linksAsJSON(t testing.TB, db interface {
+// asStep13 is every pack of db (keyed as packsOf keys them) in the forms
+// the applier of schemas 10 to 13 wrote, which the migrations write:
+// ops and media types written out, links as JSON (schemaV14). It reads
+// each row through the package's decoder and packs it again.
+func asStep13(t testing.TB, db interface {
 	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-}, packs map[string]string) map[string]string {
+}) map[string]string {
 	t.Helper()
 	out := map[string]string{}
+	var d packDecoder
 	for _, q := range []string{
-		`SELECT 'resource ' || collection || ' ' || uri, CAST(` + digestsSQL("") + ` || copy_pack || up_pack || uri AS TEXT), uri FROM resources`,
-		`SELECT 'change ' || seq, CAST(` + digestsSQL("") + ` || pack || uri AS TEXT), uri FROM changes`} {
+		`SELECT 'resource ' || collection || ' ' || uri, CAST(` + digestsSQL("") + ` || copy_pack || up_pack || uri AS TEXT) FROM resources`,
+		`SELECT 'change ' || seq, CAST(` + digestsSQL("") + ` || pack || uri AS TEXT) FROM changes`} {
 		rows, err := db.QueryContext(context.Background(), q)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for rows.Next() {
-			var k, row, uri string
-			if err := rows.Scan(&k, &row, &uri); err != nil {
+			var k, row string
+			if err := rows.Scan(&k, &row); err != nil {
 				t.Fatal(err)
 			}
-			var d packDecoder
-			var up *Upstream
+			var p packer
 			if k[0] == 'r' {
 				var rs ResourceState
-				err, up = d.state(row, &rs), &rs.Upstream
+				if err := d.state(row, &rs); err != nil {
+					t.Fatalf("%s: %v", k, err)
+				}
+				c := copyFacts{sha256: rs.SHA256, md5: rs.MD5, typ: rs.Type, op: rs.Op, length: rs.Length,
+					changed: rs.Changed.UnixMicro(), seq: int64(rs.Seq)}
+				up, err := upFactsOf(rs.Source, rs.Origin, &rs.Upstream)
+				if err != nil {
+					t.Fatal(err)
+				}
+				p.packCopy(&c)
+				p.packUp(&up, rs.URI, &c)
 			} else {
 				var ch LoggedChange
-				err, up = d.logged(row, &ch), &ch.Upstream
+				if err := d.logged(row, &ch); err != nil {
+					t.Fatalf("%s: %v", k, err)
+				}
+				up, err := upFactsOf(ch.Source, "", &ch.Upstream)
+				if err != nil {
+					t.Fatal(err)
+				}
+				p.packChange(&changeHead{seq: int64(ch.Seq), at: ch.At.UnixMicro(), received: ch.Received.UnixMicro(), op: ch.Op,
+					upOp: ch.UpstreamOp, copy: copyFacts{sha256: ch.SHA256, md5: ch.MD5, typ: ch.Type, length: ch.Length}}, &up, true)
 			}
-			if err != nil {
-				t.Fatalf("%s: %v", k, err)
-			}
-			pack := packs[k]
-			if d.links == "" {
-				out[k] = pack
-				continue
-			}
-			if !strings.HasSuffix(pack, d.links) {
-				t.Fatalf("%s: the links %q do not end the pack %q", k, d.links, pack)
-			}
-			head := pack[:len(pack)-len(d.links)-len(binary.AppendUvarint(nil, uint64(len(d.links))))]
-			js, err := encodeLinks(up.Links)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out[k] = head + string(binary.AppendUvarint(nil, uint64(len(js)))) + js
+			out[k] = string(p.b)
 		}
 		rows.Close()
 	}
@@ -175,9 +175,9 @@ func toV9(t testing.TB, path string) {
 // digests in its own order, one declaring a digest the copy does not
 // match, and one declaring the copy's type) written out in full as schema
 // 9 did (the digests in the packs, nothing marked), then opened: every
-// pack is the one the applier writes, byte for byte but for its links,
-// which stay in the form they were written in (schemaV14), every read
-// answers as before, and every pack is shorter.
+// pack is the one the applier wrote up to schema 13, byte for byte (the
+// applier's packs read and packed again in those forms, asStep13), every
+// read answers as before, and every pack is shorter.
 func TestMigrationV10MarksAsTheApplierDoes(t *testing.T) {
 	ctx := context.Background()
 	path := packFixture(t)
@@ -196,7 +196,7 @@ func TestMigrationV10MarksAsTheApplierDoes(t *testing.T) {
 	uris := []string{"http://s1/a", "http://s1/b", "http://s1/both", "http://s1/other", "http://s1/never-held", "http://origin/a & b"}
 	origins := []string{"http://origin/a & b", "http://s1/b"}
 	before := readFacts(t, c, uris, origins)
-	applied := linksAsJSON(t, c.reader, packsOf(t, c.reader))
+	applied := asStep13(t, c.reader)
 	c.Close()
 
 	toV9(t, path)

@@ -29,18 +29,27 @@ import (
 // they repeat the copy's (hashMark, typeMark). The copy and the Source's
 // word are apart because a change the copy does not see (upstreamOnly)
 // rewrites only the latter. The encoding is private to this package:
-// strings and byte strings are a uvarint length and the bytes, integers
-// varints, times a kind byte (0 zero, 1 UTC, 2 with an offset) then
-// seconds, nanoseconds and the offset, links in the packed form of
-// links.go (schema 14; JSON as encodeLinks writes it in rows before). Since schema 9 the packs are the only record of what the
-// Source said (schemaV9); the plain columns left are those SQL reads;
-// since schema 10 each fact is kept once (schemaV10).
+// strings and byte strings are a uvarint length and the bytes (an op
+// or a media type a code of one byte where it has one, codes.go),
+// integers varints, times a kind byte (0 zero, 1 UTC, 2 with an offset)
+// then seconds, nanoseconds and the offset, links in the packed form of
+// links.go (rows before schema 14 keep ops and types written out and
+// links as encodeLinks's JSON). Since schema 9 the packs are the only
+// record of what the Source said (schemaV9); the plain columns left are
+// those SQL reads; since schema 10 each fact is kept once (schemaV10).
 
 // errPack reports a pack that does not decode: a corrupt row.
 var errPack = errors.New("malformed packed row")
 
-// packer appends the fields of one pack to a buffer it reuses.
-type packer struct{ b []byte }
+// packer appends the fields of one pack to a buffer it reuses. With
+// codes, it writes an op or a media type as its code (codes.go), as the
+// applier does from schema 14; without, written out, as the migrations
+// up to 13 wrote them, so that a file left between two steps reads the
+// same to the builds that know them.
+type packer struct {
+	b     []byte
+	codes bool
+}
 
 func (p *packer) reset() { p.b = p.b[:0] }
 

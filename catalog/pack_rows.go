@@ -93,10 +93,10 @@ func (p *packer) digests(sha256, md5 string) {
 // op of that change; its digests are the row's columns (packedRow).
 func (p *packer) packCopy(c *copyFacts) {
 	p.int(c.length)
-	p.str(c.typ)
+	p.coded(c.typ, mediaCodes)
 	p.int(c.changed)
 	p.int(c.seq)
-	p.str(c.op)
+	p.coded(c.op, opCodes)
 }
 
 // packCopyV9 appends a copy_pack as schemas 3 to 9 kept it, the digests
@@ -190,7 +190,11 @@ func (p *packer) packUp(u *upFacts, uri string, c *copyFacts) {
 	} else {
 		p.b = append(p.b, 0)
 	}
-	p.str(typeMark(u.typ, c))
+	if t := typeMark(u.typ, c); t == markType {
+		p.str(t)
+	} else {
+		p.coded(t, mediaCodes)
+	}
 	if u.links != "" {
 		p.b = append(p.b, 1)
 		p.str(u.links)
@@ -213,12 +217,12 @@ type changeHead struct {
 // hash and type are marked where they repeat h.copy's (schema 10 on).
 func (p *packer) packChange(h *changeHead, u *upFacts, marks bool) {
 	p.int(h.seq)
-	p.str(h.op)
+	p.coded(h.op, opCodes)
 	p.int(h.at)
 	p.int(h.received)
 	p.int(h.copy.length)
-	p.str(h.copy.typ)
-	p.str(h.upOp)
+	p.coded(h.copy.typ, mediaCodes)
+	p.coded(h.upOp, opCodes)
 	if marks {
 		p.packUp(u, "", &h.copy)
 	} else {
@@ -289,10 +293,10 @@ func (d *packDecoder) state(row string, rs *ResourceState) error {
 	r.SHA256 = u.str()
 	r.MD5 = u.str()
 	r.Length = u.int()
-	r.Type = u.str()
+	r.Type = u.coded(mediaCodes)
 	r.Changed = time.UnixMicro(u.int()).UTC()
 	r.Seq = uint64(u.int())
-	rs.Op = u.str()
+	rs.Op = u.coded(opCodes)
 	r.Deleted = rs.Op == resourcesync.Deleted
 	if u.err != nil {
 		return fmt.Errorf("resource row: copy: %w", errPack)
@@ -319,11 +323,11 @@ func (d *packDecoder) logged(row string, ch *LoggedChange) error {
 	ch.MD5 = u.str()
 	ch.Seq = uint64(u.int())
 	ch.URI = ""
-	ch.Op = u.str()
+	ch.Op = u.coded(opCodes)
 	ch.At = time.UnixMicro(u.int()).UTC()
 	ch.Received = time.UnixMicro(u.int()).UTC()
 	ch.Length = u.int()
-	ch.Type = u.str()
+	ch.Type = u.coded(mediaCodes)
 	return d.loggedRest(&u, ch)
 }
 
@@ -333,20 +337,20 @@ func (d *packDecoder) loggedV9(row string, ch *LoggedChange) error {
 	u := unpacker{s: row}
 	ch.Seq = uint64(u.int())
 	ch.URI = ""
-	ch.Op = u.str()
+	ch.Op = u.coded(opCodes)
 	ch.At = time.UnixMicro(u.int()).UTC()
 	ch.Received = time.UnixMicro(u.int()).UTC()
 	ch.SHA256 = u.str()
 	ch.MD5 = u.str()
 	ch.Length = u.int()
-	ch.Type = u.str()
+	ch.Type = u.coded(mediaCodes)
 	return d.loggedRest(&u, ch)
 }
 
 // loggedRest reads what follows the copy's type in a change's pack: the
 // Source's op and word, then the URI.
 func (d *packDecoder) loggedRest(u *unpacker, ch *LoggedChange) error {
-	ch.UpstreamOp = u.str()
+	ch.UpstreamOp = u.coded(opCodes)
 	if u.err != nil {
 		return fmt.Errorf("change %d: %w", ch.Seq, errPack)
 	}
@@ -401,6 +405,8 @@ func (d *packDecoder) upstream(u *unpacker, source, origin *string, up *Upstream
 			return atURI, fmt.Errorf("upstream type marked as the copy's, with no copy: %w", errPack)
 		}
 		up.Type = typ
+	} else {
+		up.Type = u.decode(up.Type, mediaCodes)
 	}
 	up.Links, d.links = nil, ""
 	if u.flag() {
