@@ -44,7 +44,7 @@ test: test-deps
 	@command -v systemd-analyze >/dev/null 2>&1 || echo "deploy/check: SKIPPED: systemd-analyze is not installed, the systemd unit was not checked"
 	go test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime 300000x ./resourcesync
 	go test -run '^$$' -fuzz '^FuzzScannerMatchesXML$$' -fuzztime 300000x ./resourcesync
-	go test -run '^$$' -fuzz '^FuzzPackedLinks$$' -fuzztime 100000x ./catalog
+	go test -run '^$$' -fuzz '^FuzzPackedLinks$$' -fuzztime 50000x ./catalog
 
 fuzz:
 	go test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime 20000000x ./resourcesync
