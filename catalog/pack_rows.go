@@ -122,7 +122,8 @@ type upFacts struct {
 // the copy of the same row (schema 10): a Source that declares the
 // digests it serves, as most do, would otherwise have them kept twice in
 // each pack, about 110 bytes, and its type again. A mark is one byte,
-// which no hash or type written out can be. The copy a mark refers to is
+// which no hash or type written out can be; the codes of media types
+// (codes.go) are the bytes after markType's. The copy a mark refers to is
 // the one the row holds with it: copy_pack and the plain columns beside
 // up_pack, the pack's own copy facts in a change-log row.
 const (
