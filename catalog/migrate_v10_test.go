@@ -37,31 +37,52 @@ func packsOf(t testing.TB, db interface {
 
 // asStep13 is every pack of db (keyed as packsOf keys them) in the forms
 // the applier of schemas 10 to 13 wrote, which the migrations write:
-// ops and media types written out, links as JSON (schemaV14). It reads
-// each row through the package's decoder and packs it again.
+// ops and media types written out, links as JSON (schemaV14).
 func asStep13(t testing.TB, db interface {
 	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
 }) map[string]string {
 	t.Helper()
 	out := map[string]string{}
+	for _, r := range step13Rows(t, db) {
+		out[r.key] = string(r.copy) + string(r.up) + string(r.pack)
+	}
+	return out
+}
+
+// step13Row is a row's packs as schemas 10 to 13 wrote them: a
+// resource's copy and up, or a change's pack.
+type step13Row struct {
+	key, coll, uri string
+	seq            int64
+	copy, up, pack []byte
+}
+
+// step13Rows reads each row of db through the package's decoder and
+// packs it again in the forms of schemas 10 to 13.
+func step13Rows(t testing.TB, db interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}) []step13Row {
+	t.Helper()
+	var out []step13Row
 	var d packDecoder
 	for _, q := range []string{
-		`SELECT 'resource ' || collection || ' ' || uri, CAST(` + digestsSQL("") + ` || copy_pack || up_pack || uri AS TEXT) FROM resources`,
-		`SELECT 'change ' || seq, CAST(` + digestsSQL("") + ` || pack || uri AS TEXT) FROM changes`} {
+		`SELECT 'resource ' || collection || ' ' || uri, collection, 0, CAST(` + digestsSQL("") + ` || copy_pack || up_pack || uri AS TEXT) FROM resources`,
+		`SELECT 'change ' || seq, collection, seq, CAST(` + digestsSQL("") + ` || pack || uri AS TEXT) FROM changes`} {
 		rows, err := db.QueryContext(context.Background(), q)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for rows.Next() {
-			var k, row string
-			if err := rows.Scan(&k, &row); err != nil {
+			var r step13Row
+			var row string
+			if err := rows.Scan(&r.key, &r.coll, &r.seq, &row); err != nil {
 				t.Fatal(err)
 			}
 			var p packer
-			if k[0] == 'r' {
+			if r.seq == 0 {
 				var rs ResourceState
 				if err := d.state(row, &rs); err != nil {
-					t.Fatalf("%s: %v", k, err)
+					t.Fatalf("%s: %v", r.key, err)
 				}
 				c := copyFacts{sha256: rs.SHA256, md5: rs.MD5, typ: rs.Type, op: rs.Op, length: rs.Length,
 					changed: rs.Changed.UnixMicro(), seq: int64(rs.Seq)}
@@ -70,11 +91,14 @@ func asStep13(t testing.TB, db interface {
 					t.Fatal(err)
 				}
 				p.packCopy(&c)
+				r.copy = append([]byte(nil), p.b...)
+				p.reset()
 				p.packUp(&up, rs.URI, &c)
+				r.up, r.uri = append([]byte(nil), p.b...), rs.URI
 			} else {
 				var ch LoggedChange
 				if err := d.logged(row, &ch); err != nil {
-					t.Fatalf("%s: %v", k, err)
+					t.Fatalf("%s: %v", r.key, err)
 				}
 				up, err := upFactsOf(ch.Source, "", &ch.Upstream)
 				if err != nil {
@@ -82,8 +106,9 @@ func asStep13(t testing.TB, db interface {
 				}
 				p.packChange(&changeHead{seq: int64(ch.Seq), at: ch.At.UnixMicro(), received: ch.Received.UnixMicro(), op: ch.Op,
 					upOp: ch.UpstreamOp, copy: copyFacts{sha256: ch.SHA256, md5: ch.MD5, typ: ch.Type, length: ch.Length}}, &up, true)
+				r.pack, r.uri = append([]byte(nil), p.b...), ch.URI
 			}
-			out[k] = string(p.b)
+			out = append(out, r)
 		}
 		rows.Close()
 	}

@@ -65,16 +65,8 @@ func validate(ev *viaduct.Event) error {
 func upstreamOf(ev *viaduct.Event) (upFacts, string, error) {
 	up := &ev.Upstream
 	chain := upstreamHops(ev)
-	u := upFacts{source: ev.Source, origin: chain[0].URI, time: up.Time, modified: up.Modified,
-		hash: up.Hash.String(), typ: up.Type}
-	if len(up.Links) > 0 {
-		// The links are told against the hash as the pack gives it back.
-		u.links = packLinks(up.Links, &linkBase{uri: ev.URI, modified: up.Modified,
-			hash: appendHashes(nil, u.hash), length: up.Length, typ: up.Type})
-	}
-	if up.Length != nil {
-		u.length = sql.NullInt64{Int64: *up.Length, Valid: true}
-	}
+	u := newUpFacts(ev.Source, chain[0].URI, ev.URI, &Upstream{Time: up.Time, Modified: up.Modified, Hash: up.Hash,
+		Length: up.Length, Type: up.Type, Links: up.Links})
 	if up.URI == ev.URI {
 		return u, "", nil
 	}
@@ -83,6 +75,22 @@ func upstreamOf(ev *viaduct.Event) (upFacts, string, error) {
 		return upFacts{}, "", fmt.Errorf("encode provenance: %w", err)
 	}
 	return u, string(hops), nil
+}
+
+// newUpFacts is what up_pack keeps of up, the Source's word of the
+// resource at uri that it harvested from source and whose origin is
+// origin, in the forms the applier writes (links packed against uri).
+func newUpFacts(source, origin, uri string, up *Upstream) upFacts {
+	u := upFacts{source: source, origin: origin, time: up.Time, modified: up.Modified, hash: up.Hash.String(), typ: up.Type}
+	if up.Length != nil {
+		u.length = sql.NullInt64{Int64: *up.Length, Valid: true}
+	}
+	if len(up.Links) > 0 {
+		// The links are told against the hash as the pack gives it back.
+		u.links = packLinks(up.Links, &linkBase{uri: uri, modified: up.Modified,
+			hash: appendHashes(nil, u.hash), length: up.Length, typ: up.Type})
+	}
+	return u
 }
 
 // formatTime writes an upstream time exactly, or "" for none.

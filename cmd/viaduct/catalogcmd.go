@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/viaduct-mirror/viaduct/catalog"
@@ -13,16 +14,88 @@ import (
 	"github.com/viaduct-mirror/viaduct/queue"
 )
 
-// runCatalog runs the catalog's offline tools; rebuild is the one.
+// catalogUsage is what viaduct catalog --help prints.
+const catalogUsage = `Usage: viaduct catalog rebuild --config FILE
+       viaduct catalog repack --config FILE [--vacuum]
+
+rebuild  builds the node's catalog again from EVENTS.
+repack   rewrites the rows an older version wrote in the current forms
+         (smaller, and quicker to list); --vacuum then gives the freed
+         pages back to the file system, which needs as much free disk
+         as the catalog takes.
+
+The node must be stopped.`
+
+// runCatalog runs the catalog's offline tools: rebuild and repack.
 func runCatalog(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "rebuild" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-			fmt.Fprintln(stderr, "Usage: viaduct catalog rebuild --config FILE\n\nRebuilds the node's catalog from EVENTS; the node must be stopped.")
+	if len(args) > 0 {
+		switch args[0] {
+		case "rebuild":
+			return runCatalogRebuild(ctx, args[1:], stdout, stderr)
+		case "repack":
+			return runCatalogRepack(ctx, args[1:], stdout, stderr)
+		case "-h", "--help", "help":
+			fmt.Fprintln(stderr, catalogUsage)
 			return nil
 		}
-		return fmt.Errorf("%w: say what to do: viaduct catalog rebuild --config FILE", errUsage)
 	}
-	return runCatalogRebuild(ctx, args[1:], stdout, stderr)
+	return fmt.Errorf("%w: say what to do: viaduct catalog rebuild|repack --config FILE", errUsage)
+}
+
+// runCatalogRepack rewrites a stopped node's catalog rows written in an
+// older form, saying how far it is every second, and with --vacuum gives
+// the freed pages back.
+func runCatalogRepack(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("catalog repack", "--config FILE [--vacuum]", stderr)
+	path := fs.String("config", "", "the stopped node's configuration `file`")
+	vacuum := fs.Bool("vacuum", false, "give the freed pages back to the file system afterwards (needs as much free disk as the catalog)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	if *path == "" {
+		return fmt.Errorf("%w: --config is required", errUsage)
+	}
+	cfg, err := node.Load(*path)
+	if err != nil {
+		return err
+	}
+	log, err := newLogger(stderr, cfg.Log)
+	if err != nil {
+		return err
+	}
+	if err := checkStopped(ctx, cfg); err != nil {
+		return err
+	}
+	if _, err := os.Stat(cfg.Catalog.Path); err != nil {
+		return fmt.Errorf("no catalog to repack: %w", err)
+	}
+	var last time.Time
+	progress := func(p catalog.RepackProgress) {
+		if time.Since(last) < time.Second {
+			return
+		}
+		last = time.Now()
+		fmt.Fprintf(stdout, "%s: %d rows read, %d rewritten, %s\n", p.Table, p.Read, p.Written, p.Elapsed.Round(time.Second))
+	}
+	res, err := catalog.Repack(ctx, cfg.Catalog.Path, log.With("role", "catalog"), progress)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "catalog %s repacked: %d of %d resource rows and %d of %d change-log rows rewritten\n",
+		cfg.Catalog.Path, res.ResourcesRewritten, res.Resources, res.ChangesRewritten, res.Changes)
+	if !*vacuum {
+		fmt.Fprintln(stdout, "the pages freed are reused as the catalog grows; run it again with --vacuum to give them back now")
+		return nil
+	}
+	before, after, err := catalog.Vacuum(ctx, cfg.Catalog.Path, log.With("role", "catalog"))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "catalog vacuumed: %d bytes, from %d\n", after, before)
+	return nil
 }
 
 // runCatalogRebuild moves a stopped node's catalog aside and builds it

@@ -34,7 +34,7 @@ var commands = map[string]command{
 	"healthcheck": {"probe a node's /readyz: exit 0 when ready, 1 when not (container health checks)", runHealthcheck},
 	"backup":      {"take a consistent backup of a running node's catalog and NATS streams", runBackup},
 	"restore":     {"put a backup in place on a new data directory", runRestore},
-	"catalog":     {"rebuild a stopped node's catalog from EVENTS (catalog rebuild)", runCatalog},
+	"catalog":     {"rebuild a stopped node's catalog from EVENTS, or repack its older rows (catalog rebuild|repack)", runCatalog},
 }
 
 // version is set at build time with -ldflags "-X main.version=…".
