@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -49,24 +51,8 @@ func runCatalogRepack(ctx context.Context, args []string, stdout, stderr io.Writ
 	fs := newFlags("catalog repack", "--config FILE [--vacuum]", stderr)
 	path := fs.String("config", "", "the stopped node's configuration `file`")
 	vacuum := fs.Bool("vacuum", false, "give the freed pages back to the file system afterwards (needs as much free disk as the catalog)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
-	}
-	if *path == "" {
-		return fmt.Errorf("%w: --config is required", errUsage)
-	}
-	cfg, err := node.Load(*path)
+	cfg, log, err := stoppedNode(ctx, fs, path, args, stderr)
 	if err != nil {
-		return err
-	}
-	log, err := newLogger(stderr, cfg.Log)
-	if err != nil {
-		return err
-	}
-	if err := checkStopped(ctx, cfg); err != nil {
 		return err
 	}
 	if _, err := os.Stat(cfg.Catalog.Path); err != nil {
@@ -103,24 +89,8 @@ func runCatalogRepack(ctx context.Context, args []string, stdout, stderr io.Writ
 func runCatalogRebuild(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("catalog rebuild", "--config FILE", stderr)
 	path := fs.String("config", "", "the stopped node's configuration `file`")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
-	}
-	if *path == "" {
-		return fmt.Errorf("%w: --config is required", errUsage)
-	}
-	cfg, err := node.Load(*path)
+	cfg, log, err := stoppedNode(ctx, fs, path, args, stderr)
 	if err != nil {
-		return err
-	}
-	log, err := newLogger(stderr, cfg.Log)
-	if err != nil {
-		return err
-	}
-	if err := checkStopped(ctx, cfg); err != nil {
 		return err
 	}
 	q, err := queue.Open(ctx, cfg.Queue, log.With("role", "queue"))
@@ -153,6 +123,23 @@ func runCatalogRebuild(ctx context.Context, args []string, stdout, stderr io.Wri
 		fmt.Fprintf(stdout, "the old catalog is at %s (%d rows of state carried over); remove it once the node serves\n", res.Aside, res.Carried)
 	}
 	return nil
+}
+
+// stoppedNode parses the flags of an offline tool (fs, whose --config is
+// path) and loads the configuration and its logger, refusing while the
+// node answers.
+func stoppedNode(ctx context.Context, fs *flag.FlagSet, path *string, args []string, stderr io.Writer) (node.Config, *slog.Logger, error) {
+	if err := fs.Parse(args); err != nil {
+		return node.Config{}, nil, err
+	}
+	if fs.NArg() > 0 {
+		return node.Config{}, nil, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	cfg, log, err := configured(*path, stderr)
+	if err != nil {
+		return cfg, nil, err
+	}
+	return cfg, log, checkStopped(ctx, cfg)
 }
 
 // checkStopped refuses to go on while a node answers on the admin

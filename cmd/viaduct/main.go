@@ -9,10 +9,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"sort"
 	"syscall"
+
+	"github.com/viaduct-mirror/viaduct/node"
 )
 
 // command is one subcommand. run gets the arguments after the subcommand's
@@ -110,6 +113,20 @@ func newFlags(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 		fs.PrintDefaults()
 	}
 	return fs
+}
+
+// configured loads the configuration at path, which --config named, and
+// the logger it sets up.
+func configured(path string, stderr io.Writer) (node.Config, *slog.Logger, error) {
+	if path == "" {
+		return node.Config{}, nil, fmt.Errorf("%w: --config is required", errUsage)
+	}
+	cfg, err := node.Load(path)
+	if err != nil {
+		return cfg, nil, err
+	}
+	log, err := newLogger(stderr, cfg.Log)
+	return cfg, log, err
 }
 
 func runVersion(ctx context.Context, args []string, stdout, stderr io.Writer) error {

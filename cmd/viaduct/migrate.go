@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/viaduct-mirror/viaduct/node"
 	"github.com/viaduct-mirror/viaduct/queue"
 )
 
@@ -20,14 +19,7 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *path == "" {
-		return fmt.Errorf("%w: --config is required", errUsage)
-	}
-	cfg, err := node.Load(*path)
-	if err != nil {
-		return err
-	}
-	log, err := newLogger(stderr, cfg.Log)
+	cfg, log, err := configured(*path, stderr)
 	if err != nil {
 		return err
 	}

@@ -25,11 +25,7 @@ func runRestore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *path == "" || *from == "" {
 		return fmt.Errorf("%w: --config and --from are required", errUsage)
 	}
-	cfg, err := node.Load(*path)
-	if err != nil {
-		return err
-	}
-	log, err := newLogger(stderr, cfg.Log)
+	cfg, log, err := configured(*path, stderr)
 	if err != nil {
 		return err
 	}
