@@ -2,7 +2,7 @@ package catalog
 
 import (
 	"encoding/binary"
-	"fmt"
+	"slices"
 )
 
 // Coded strings (schema 14). A row's packs name an op and a media type
@@ -37,27 +37,15 @@ var mediaCodes = codeTable{"", "", "application/pdf", "text/plain", "text/html",
 // codeTable is a table of coded strings, indexed by code.
 type codeTable []string
 
+// codeLimit bounds the codes: a table has at most this many entries.
 const codeLimit = 0x20
 
-func init() {
-	for _, t := range []codeTable{opCodes, mediaCodes} {
-		if len(t) > codeLimit {
-			panic(fmt.Sprintf("catalog: a code table of %d entries, over %d", len(t), codeLimit))
-		}
-	}
-}
-
-// code is s's code in t, or 0.
+// code is s's code in t, or 0 (the entries left empty name nothing).
 func (t codeTable) code(s string) byte {
-	if len(s) < 3 {
+	if s == "" {
 		return 0
 	}
-	for i := 1; i < len(t); i++ {
-		if t[i] == s {
-			return byte(i)
-		}
-	}
-	return 0
+	return byte(max(slices.Index(t, s), 0))
 }
 
 // coded appends s as a string of t: with p.codes its code, or s itself,

@@ -6,6 +6,16 @@ import (
 	"testing"
 )
 
+// TestCodeTablesFitTheirByte: every code of a table is below codeLimit,
+// where no op or media type written out can be.
+func TestCodeTablesFitTheirByte(t *testing.T) {
+	for _, table := range []codeTable{opCodes, mediaCodes} {
+		if len(table) > codeLimit {
+			t.Errorf("a code table of %d entries, over %d: %q", len(table), codeLimit, table)
+		}
+	}
+}
+
 // TestCodedStringsReadBack: every string a coded field is given reads
 // back as it was, whether it has a code, looks like one, or starts with
 // the escape; a string written before codes (by str) reads as itself; a

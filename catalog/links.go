@@ -130,7 +130,7 @@ func packLinks(links []resourcesync.Link, b *linkBase) string {
 }
 
 func (p *packer) packLink(l *resourcesync.Link, b *linkBase) {
-	if i := relIndex(l.Rel); i > 0 {
+	if i := slices.Index(linkRels[:], l.Rel); i > 0 {
 		p.b = append(p.b, byte(i))
 	} else {
 		p.b = append(p.b, 0)
@@ -149,7 +149,7 @@ func (p *packer) packLink(l *resourcesync.Link, b *linkBase) {
 	}
 	switch {
 	case len(l.Hash) == 0:
-	case sameHashes(l.Hash, b.hash):
+	case slices.Equal(l.Hash, b.hash):
 		f |= linkHashUp
 	default:
 		f |= linkHash
@@ -342,33 +342,12 @@ func (u *unpacker) link(l *resourcesync.Link, b *linkBase) error {
 	return nil
 }
 
-func relIndex(rel string) int {
-	for i := 1; i < len(linkRels); i++ {
-		if linkRels[i] == rel {
-			return i
-		}
-	}
-	return 0
-}
-
 // samePackedTime reports whether a and b pack to the same bytes: the same
 // instant at the same offset from UTC.
 func samePackedTime(a, b time.Time) bool {
 	_, ao := a.Zone()
 	_, bo := b.Zone()
-	return a.Equal(b) && ao == bo && a.IsZero() == b.IsZero()
-}
-
-func sameHashes(a, b resourcesync.Hashes) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
+	return a.Equal(b) && ao == bo
 }
 
 // sharedPrefix is the length of the longest common prefix of a and b.

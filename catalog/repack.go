@@ -127,55 +127,77 @@ func readPacked(ctx context.Context, db *sql.DB, q string, args ...any) (packedP
 	return pg, rows.Err()
 }
 
+// repackPages rewrites a table a page of rows at a time, each page in a
+// transaction of its own: next reads the page after the last row redo
+// was given, and redo packs a row again and returns the statement that
+// rewrites it, or "" for a row already in the current forms.
+func (c *Catalog) repackPages(ctx context.Context, table string, next func() (packedPage, error),
+	redo func(pg *packedPage, i int) (string, []any, error), read, written *int64, report func(string, int64, int64)) error {
+	for {
+		pg, err := next()
+		if err != nil {
+			return fmt.Errorf("repack %s: %w", table, err)
+		}
+		if len(pg.row) == 0 {
+			report(table, *read, *written)
+			return nil
+		}
+		err = c.write(ctx, func(tx *sql.Tx) error {
+			for i := range pg.row {
+				q, args, err := redo(&pg, i)
+				if err != nil {
+					return err
+				}
+				*read++
+				if q == "" {
+					continue
+				}
+				if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+					return err
+				}
+				*written++
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("repack %s: %w", table, err)
+		}
+		report(table, *read, *written)
+	}
+}
+
 func (c *Catalog) repackResources(ctx context.Context, page int, res *RepackResult, report func(string, int64, int64)) error {
 	var (
 		d         packDecoder
 		cp, up    = packer{codes: true}, packer{codes: true}
 		coll, uri string
 	)
-	for {
-		pg, err := readPacked(ctx, c.writer, `SELECT collection, 0, `+digestCols("")+`, CAST(copy_pack || up_pack || uri AS TEXT),
+	next := func() (packedPage, error) {
+		return readPacked(ctx, c.writer, `SELECT collection, 0, `+digestCols("")+`, CAST(copy_pack || up_pack || uri AS TEXT),
 			copy_pack || up_pack FROM resources WHERE (collection, uri) > (?, ?) ORDER BY collection, uri LIMIT ?`,
 			coll, uri, page)
-		if err != nil {
-			return fmt.Errorf("repack resources: %w", err)
-		}
-		if len(pg.row) == 0 {
-			report("resources", res.Resources, res.ResourcesRewritten)
-			return nil
-		}
-		err = c.write(ctx, func(tx *sql.Tx) error {
-			for i, row := range pg.row {
-				var rs ResourceState
-				if err := d.state(row, &rs); err != nil {
-					return fmt.Errorf("resource of %s: %w", pg.coll[i], err)
-				}
-				r := &rs.Resource
-				copyF := copyFacts{sha256: r.SHA256, md5: r.MD5, typ: r.Type, op: rs.Op, length: r.Length,
-					changed: r.Changed.UnixMicro(), seq: int64(r.Seq)}
-				u := newUpFacts(r.Source, r.Origin, r.URI, &r.Upstream)
-				cp.reset()
-				cp.packCopy(&copyF)
-				up.reset()
-				up.packUp(&u, r.URI, &copyF)
-				coll, uri = pg.coll[i], r.URI
-				res.Resources++
-				if string(cp.b)+string(up.b) == pg.old[i] {
-					continue
-				}
-				if _, err := tx.ExecContext(ctx, `UPDATE resources SET copy_pack = ?, up_pack = ? WHERE collection = ? AND uri = ?`,
-					cp.b, up.b, coll, uri); err != nil {
-					return fmt.Errorf("resource %s: %w", uri, err)
-				}
-				res.ResourcesRewritten++
-			}
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("repack resources: %w", err)
-		}
-		report("resources", res.Resources, res.ResourcesRewritten)
 	}
+	redo := func(pg *packedPage, i int) (string, []any, error) {
+		var rs ResourceState
+		if err := d.state(pg.row[i], &rs); err != nil {
+			return "", nil, fmt.Errorf("resource of %s: %w", pg.coll[i], err)
+		}
+		r := &rs.Resource
+		copyF := copyFacts{sha256: r.SHA256, md5: r.MD5, typ: r.Type, op: rs.Op, length: r.Length,
+			changed: r.Changed.UnixMicro(), seq: int64(r.Seq)}
+		u := newUpFacts(r.Source, r.Origin, r.URI, &r.Upstream)
+		cp.reset()
+		cp.packCopy(&copyF)
+		up.reset()
+		up.packUp(&u, r.URI, &copyF)
+		coll, uri = pg.coll[i], r.URI
+		if string(cp.b)+string(up.b) == pg.old[i] {
+			return "", nil, nil
+		}
+		return `UPDATE resources SET copy_pack = ?, up_pack = ? WHERE collection = ? AND uri = ?`,
+			[]any{cp.b, up.b, coll, uri}, nil
+	}
+	return c.repackPages(ctx, "resources", next, redo, &res.Resources, &res.ResourcesRewritten, report)
 }
 
 func (c *Catalog) repackChanges(ctx context.Context, page int, res *RepackResult, report func(string, int64, int64)) error {
@@ -184,42 +206,25 @@ func (c *Catalog) repackChanges(ctx context.Context, page int, res *RepackResult
 		p   = packer{codes: true}
 		seq int64
 	)
-	for {
-		pg, err := readPacked(ctx, c.writer, `SELECT collection, seq, `+digestCols("")+`, CAST(pack || uri AS TEXT), pack
+	next := func() (packedPage, error) {
+		return readPacked(ctx, c.writer, `SELECT collection, seq, `+digestCols("")+`, CAST(pack || uri AS TEXT), pack
 			FROM changes WHERE seq > ? ORDER BY seq LIMIT ?`, seq, page)
-		if err != nil {
-			return fmt.Errorf("repack changes: %w", err)
-		}
-		if len(pg.row) == 0 {
-			report("changes", res.Changes, res.ChangesRewritten)
-			return nil
-		}
-		err = c.write(ctx, func(tx *sql.Tx) error {
-			for i, row := range pg.row {
-				var ch LoggedChange
-				if err := d.logged(row, &ch); err != nil {
-					return err
-				}
-				// The log keeps what the Source said but the origin.
-				u := newUpFacts(ch.Source, "", ch.URI, &ch.Upstream)
-				p.reset()
-				p.packChange(&changeHead{seq: int64(ch.Seq), at: ch.At.UnixMicro(), received: ch.Received.UnixMicro(), op: ch.Op,
-					upOp: ch.UpstreamOp, copy: copyFacts{sha256: ch.SHA256, md5: ch.MD5, typ: ch.Type, length: ch.Length}}, &u, true)
-				seq = pg.seq[i]
-				res.Changes++
-				if string(p.b) == pg.old[i] {
-					continue
-				}
-				if _, err := tx.ExecContext(ctx, `UPDATE changes SET pack = ? WHERE seq = ?`, p.b, seq); err != nil {
-					return fmt.Errorf("change %d: %w", seq, err)
-				}
-				res.ChangesRewritten++
-			}
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("repack changes: %w", err)
-		}
-		report("changes", res.Changes, res.ChangesRewritten)
 	}
+	redo := func(pg *packedPage, i int) (string, []any, error) {
+		var ch LoggedChange
+		if err := d.logged(pg.row[i], &ch); err != nil {
+			return "", nil, err
+		}
+		// The log keeps what the Source said but the origin.
+		u := newUpFacts(ch.Source, "", ch.URI, &ch.Upstream)
+		p.reset()
+		p.packChange(&changeHead{seq: int64(ch.Seq), at: ch.At.UnixMicro(), received: ch.Received.UnixMicro(), op: ch.Op,
+			upOp: ch.UpstreamOp, copy: copyFacts{sha256: ch.SHA256, md5: ch.MD5, typ: ch.Type, length: ch.Length}}, &u, true)
+		seq = pg.seq[i]
+		if string(p.b) == pg.old[i] {
+			return "", nil, nil
+		}
+		return `UPDATE changes SET pack = ? WHERE seq = ?`, []any{p.b, seq}, nil
+	}
+	return c.repackPages(ctx, "changes", next, redo, &res.Changes, &res.ChangesRewritten, report)
 }
