@@ -16,7 +16,8 @@ import (
 // before the step keep their strings, which read as themselves.
 //
 // The tables are part of the packs written: an entry is never removed
-// or moved, a new one goes at the end while codes remain (below 0x20).
+// or moved. A new one can only go at the end while codes remain below
+// 0x20 (TestCodeTablesFitTheirByte); mediaCodes uses every one.
 
 // opCodes are the codes of the ops of a change, the aggregator's and the
 // Source's.
