@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"net/url"
 	"os"
@@ -149,17 +150,11 @@ func openPacks(root string, gap time.Duration, packBelow int64) (*packs, error) 
 	if err := os.MkdirAll(d, 0o755); err != nil {
 		return nil, err
 	}
-	u := url.URL{Scheme: "file", Path: filepath.Join(d, "index.db")}
-	// synchronous=FULL: a commit returns once its rows are durable.
-	// The page size of a new file before WAL mode writes its first page.
-	// temp_store=MEMORY keeps a round's savepoint journal in memory: it
-	// holds a page for each the round changes (a round is bounded, by
-	// SyncInterval for commits and by compactChunk for compaction's
-	// moves), and past 64 KiB SQLite wrote it to a temporary file, one
-	// write a page: a write a blob in a baseline.
-	db := sqliteconn.Open(u.String()+"?_synchronous=FULL&_busy_timeout=10000&_txlock=immediate",
-		fmt.Sprintf("PRAGMA page_size = %d", indexPageSize),
-		"PRAGMA journal_mode = WAL",
+	index := filepath.Join(d, "index.db")
+	if err := makeIndex(index); err != nil {
+		return nil, fmt.Errorf("pack index %s: %w", d, err)
+	}
+	db := openIndex(index,
 		fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", indexCheckpointPages),
 		"PRAGMA temp_store = MEMORY")
 	if _, err := db.Exec(packSchema); err != nil {
@@ -193,6 +188,56 @@ func openPacks(root string, gap time.Duration, packBelow int64) (*packs, error) 
 	}
 	p.active.Store(-1)
 	return p, nil
+}
+
+// openIndex opens the pack index at path with pragmas run on every
+// connection after the index's own. synchronous=FULL: a commit returns
+// once its rows are durable. The page size is set before WAL mode writes
+// a new file's first page. temp_store=MEMORY keeps a round's savepoint
+// journal in memory: it holds a page for each the round changes (a round
+// is bounded, by SyncInterval for commits and by compactChunk for
+// compaction's moves), and past 64 KiB SQLite wrote it to a temporary
+// file, one write a page: a write a blob in a baseline.
+func openIndex(path string, pragmas ...string) *sql.DB {
+	u := url.URL{Scheme: "file", Path: path}
+	return sqliteconn.Open(u.String()+"?_synchronous=FULL&_busy_timeout=10000&_txlock=immediate",
+		append([]string{fmt.Sprintf("PRAGMA page_size = %d", indexPageSize), "PRAGMA journal_mode = WAL"}, pragmas...)...)
+}
+
+// makeIndex makes the pack index at path when it is missing: in WAL mode,
+// with its page size and its tables, under a name of its own first, then
+// linked into place. Processes opening a new store at once (nodes of one
+// machine sharing a directory, a node and an offline command) would
+// otherwise each turn the new file to WAL mode, and SQLite refuses all
+// but one of them at once, without waiting ("database is locked"). Every
+// process links a finished index, the first link wins, and the others
+// open it; a file in WAL mode stays so, and opening it takes no lock that
+// SQLite does not wait for.
+func makeIndex(path string) error {
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".new-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	f.Close()
+	defer os.Remove(tmp)
+	db := openIndex(tmp)
+	_, err = db.Exec(packSchema)
+	// The last connection to close checkpoints the WAL into the file
+	// (synchronous=FULL syncs it) and removes the WAL.
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if err := os.Link(tmp, path); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	return syncDir(filepath.Dir(path))
 }
 
 // noteFilesFrom reads filesFromFact, lowered to what this process may
