@@ -36,7 +36,9 @@
 # and s3, 0 for large and flat), FLAT_N
 # (default 250000), MINIO (the MinIO server binary; default $(go env
 # GOPATH)/bin/minio), S3_PIN (1: MinIO on the second core, the Source and
-# the contenders on the first).
+# the contenders on the first), SHA256 (1: the Source declares each
+# bitstream's sha-256 beside its md5, as an aggregator does; its own
+# directory under WORK).
 # The Source is served by bench/staticsrc in a process of its own; every
 # contender is a process of its own, timed from its start. See bench/README.md.
 set -euo pipefail
@@ -73,10 +75,12 @@ done
 # source N SIZE: generates (once) and serves a static Source; sets $src.
 source_up() {
 	local n=$1 size=$2
+	local declare=()
 	src="$WORK/src-$n-$size"
+	if [ "${SHA256:-}" = 1 ]; then declare=(-sha256); src="$src-sha256"; fi
 	if [ ! -f "$src/.well-known/resourcesync" ]; then
 		echo "generating $n x $size bytes in $src" >&2
-		"$WORK/bin/staticsrc" gen -dir "$src" -base "http://127.0.0.1:$port" -n "$n" -size "$size"
+		"$WORK/bin/staticsrc" gen -dir "$src" -base "http://127.0.0.1:$port" -n "$n" -size "$size" "${declare[@]}"
 	fi
 	# Something else answering on the port would be measured instead.
 	if curl -s -o /dev/null --max-time 2 "http://127.0.0.1:$port/"; then

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"crypto/md5"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -22,6 +23,9 @@ type genConfig struct {
 	N    int
 	Size int64
 	Seed int64
+	// SHA256 declares each bitstream's sha-256 beside its md5, as an
+	// aggregator republishing its copies (another viaduct) does.
+	SHA256 bool
 }
 
 // genTime is every resource's lastmod and the lists' at: a fixed time, so
@@ -64,13 +68,17 @@ func writeResourceList(g genConfig, capURI string) (string, error) {
 	buf := make([]byte, 1<<20)
 	for i := range g.N {
 		rel := fmt.Sprintf("files/%02x/%07d", i%256, i)
-		sum, err := writeBitstream(filepath.Join(g.Dir, rel), rng, buf, g.Size)
+		sums, err := writeBitstream(filepath.Join(g.Dir, rel), rng, buf, g.Size)
 		if err != nil {
 			return "", err
 		}
+		hashes := resourcesync.Hashes{{Alg: "md5", Value: sums.md5}}
+		if g.SHA256 {
+			hashes = append(hashes, resourcesync.Hash{Alg: "sha-256", Value: sums.sha256})
+		}
 		size := g.Size
 		if err := sw.Write(&resourcesync.Entry{Loc: g.Base + "/" + rel, LastMod: genTime, MD: &resourcesync.MD{
-			Hash: resourcesync.Hashes{{Alg: "md5", Value: sum}}, Length: &size, Type: "application/octet-stream",
+			Hash: hashes, Length: &size, Type: "application/octet-stream",
 		}}); err != nil {
 			return "", err
 		}
@@ -82,17 +90,21 @@ func writeResourceList(g genConfig, capURI string) (string, error) {
 	return res.URI, nil
 }
 
-// writeBitstream writes size pseudo-random bytes to path and returns their md5.
-func writeBitstream(path string, rng *rand.Rand, buf []byte, size int64) (string, error) {
+// digests are a bitstream's md5 and sha-256 in hex.
+type digests struct{ md5, sha256 string }
+
+// writeBitstream writes size pseudo-random bytes to path and returns their
+// digests.
+func writeBitstream(path string, rng *rand.Rand, buf []byte, size int64) (digests, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return "", err
+		return digests{}, err
 	}
 	f, err := os.Create(path)
 	if err != nil {
-		return "", err
+		return digests{}, err
 	}
-	h := md5.New()
-	w := io.MultiWriter(f, h)
+	m, s := md5.New(), sha256.New()
+	w := io.MultiWriter(f, m, s)
 	for left := size; left > 0; {
 		n := min(left, int64(len(buf)))
 		for i := 0; i < int(n); i += 8 {
@@ -103,11 +115,11 @@ func writeBitstream(path string, rng *rand.Rand, buf []byte, size int64) (string
 		}
 		if _, err := w.Write(buf[:n]); err != nil {
 			f.Close()
-			return "", err
+			return digests{}, err
 		}
 		left -= n
 	}
-	return hex.EncodeToString(h.Sum(nil)), f.Close()
+	return digests{md5: hex.EncodeToString(m.Sum(nil)), sha256: hex.EncodeToString(s.Sum(nil))}, f.Close()
 }
 
 func seed(s int64) (out [32]byte) {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"crypto/md5"
+	"crypto/sha256"
 	"encoding/hex"
 	"io"
 	"net/http"
@@ -48,6 +49,32 @@ func TestGenerateDescribesWhatItWrites(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "files")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestGenerateDeclaresSHA256: with SHA256 every entry also declares the
+// sha-256 of the bitstream served, as an aggregator's list does; without
+// it, only the md5.
+func TestGenerateDeclaresSHA256(t *testing.T) {
+	for _, declare := range []bool{false, true} {
+		dir := t.TempDir()
+		srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
+		if err := generate(genConfig{Dir: dir, Base: srv.URL, N: 5, Size: 100, Seed: 3, SHA256: declare}); err != nil {
+			t.Fatal(err)
+		}
+		caps := readDoc(t, srv.URL+"/.well-known/resourcesync", resourcesync.KindSourceDescription)
+		lists := readDoc(t, caps[0].Loc, resourcesync.KindCapabilityList)
+		for _, e := range readDoc(t, lists[0].Loc, resourcesync.KindResourceList) {
+			sum := sha256.Sum256(get(t, e.Loc))
+			got := e.MD.Hash.Get("sha-256")
+			switch {
+			case !declare && got != "":
+				t.Errorf("%s declares sha-256 %s without SHA256", e.Loc, got)
+			case declare && got != hex.EncodeToString(sum[:]):
+				t.Errorf("%s: sha-256 %s, the list declares %q", e.Loc, hex.EncodeToString(sum[:]), got)
+			}
+		}
+		srv.Close()
 	}
 }
 

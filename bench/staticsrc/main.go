@@ -9,7 +9,8 @@
 //
 // gen writes N bitstreams of SIZE random bytes under DIR/files, a Resource
 // List (an Index with parts past 50,000 entries) declaring each one's
-// length and md5, a Capability List and the Source Description at
+// length and md5 (and with -sha256 its sha-256, as an aggregator
+// republishing its copies does), a Capability List and the Source Description at
 // /.well-known/resourcesync. serve with -count N serves N Sources, each
 // written by gen into DIR/00, DIR/01, … and served on consecutive ports
 // from -listen's, one http.FileServer each.
@@ -54,6 +55,7 @@ func run(ctx context.Context, args []string) error {
 		fs.IntVar(&g.N, "n", 20000, "number of bitstreams")
 		fs.Int64Var(&g.Size, "size", 1024, "bytes per bitstream")
 		fs.Int64Var(&g.Seed, "seed", 1, "seed of the bitstreams' bytes")
+		fs.BoolVar(&g.SHA256, "sha256", false, "declare each bitstream's sha-256 beside its md5, as an aggregator does")
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
 		}

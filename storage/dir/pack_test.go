@@ -504,3 +504,76 @@ func TestFilesFromAtOnce(t *testing.T) {
 		p.close()
 	}
 }
+
+// TestTouchOfAMissingBlobTakesNoLock: a touch of a blob the store does
+// not hold answers "not found" while another process holds the index's
+// write lock (as a round does through its pack's sync), rather than
+// waiting for the lock and failing; one of a packed blob still advances
+// its time once the lock is free.
+func TestTouchOfAMissingBlobTakesNoLock(t *testing.T) {
+	root := t.TempDir()
+	s := openPacked(t, root)
+	ctx := context.Background()
+	held := storagetest.Put(t, s, []byte("a packed blob"))
+	before, err := s.Stat(ctx, held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := openIndex(filepath.Join(root, "packs", "index.db"))
+	defer other.Close()
+	tx, err := other.Begin() // _txlock=immediate: the write lock, now
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := hex.EncodeToString(make([]byte, 32))
+	if _, err := s.Touch(ctx, missing); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("Touch of a missing blob beside a held write lock = %v, want ErrNotFound", err)
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	after, err := s.Touch(ctx, held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !after.ModTime.After(before.ModTime) {
+		t.Errorf("touched blob's time %v, not after %v", after.ModTime, before.ModTime)
+	}
+}
+
+// TestIndexConnectionsStayOpen: the statements of many goroutines at
+// once (the fetch workers' touches, Open's and Stat's lookups) reuse the
+// index's connections rather than closing all but two after each
+// statement and opening them again for the next.
+func TestIndexConnectionsStayOpen(t *testing.T) {
+	s := openPacked(t, t.TempDir())
+	ctx := context.Background()
+	held := storagetest.Put(t, s, []byte("a packed blob"))
+	missing := hex.EncodeToString(make([]byte, 32))
+	const goroutines = 8
+	errs := make(chan error, goroutines)
+	for range goroutines {
+		go func() {
+			for range 50 {
+				if _, err := s.Touch(ctx, missing); !errors.Is(err, storage.ErrNotFound) {
+					errs <- fmt.Errorf("Touch of a missing blob: %v", err)
+					return
+				}
+				if _, err := s.Stat(ctx, held); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range goroutines {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := s.packs.db.Stats()
+	if st.MaxIdleClosed != 0 {
+		t.Errorf("%d index connections closed as surplus idle ones (%d open now): each is opened again for a later statement", st.MaxIdleClosed, st.OpenConnections)
+	}
+}
