@@ -37,8 +37,11 @@
 // wrong bytes. Every process writes to a pack of its own, begun by its
 // first round with a new blob, and a pack is closed at 64 MiB.
 //
-// Touch and DeleteIdle of a packed blob are single statements on its row,
-// serialised by SQLite with the commits that touch it. A deleted blob's
+// DeleteIdle of a packed blob is a single statement on its row,
+// serialised by SQLite with the commits that touch it; Touch reads the
+// row and then updates it in one such statement, so a touch of a blob
+// the store does not hold (every change of a baseline whose Source
+// declares sha-256 digests) takes no write lock. A deleted blob's
 // bytes stay in its pack until Compact (called by garbage collection
 // after its deletions) rewrites a closed pack that is at least half
 // garbage: it copies the records the index still names to the active
