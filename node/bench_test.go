@@ -34,12 +34,6 @@ const (
 //	go test -run '^$' -bench BaselineIngest -benchtime 1x ./node
 func BenchmarkBaselineIngest(b *testing.B) {
 	b.Run("dir", func(b *testing.B) { benchIngest(b, benchResources, func(*Config) {}) })
-	// Every blob a file of its own, as in a directory the nodes of a
-	// cluster share (BenchmarkClusterIngest): the single node its
-	// coordination is weighed against.
-	b.Run("shared-dir", func(b *testing.B) {
-		benchIngest(b, benchResources, func(c *Config) { c.Blobs.Shared = true })
-	})
 	b.Run("minio-10k", func(b *testing.B) {
 		benchIngest(b, benchResourcesS3, func(c *Config) { useMinIO(b, c, "bench-"+strconv.FormatInt(time.Now().UnixNano(), 36)) })
 	})
