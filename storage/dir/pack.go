@@ -222,7 +222,10 @@ func openIndex(path string, pragmas ...string) *sql.DB {
 // but one of them at once, without waiting ("database is locked"). Every
 // process links a finished index, the first link wins, and the others
 // open it; a file in WAL mode stays so, and opening it takes no lock that
-// SQLite does not wait for.
+// SQLite does not wait for. A process killed while making it leaves its
+// index.db.new-* behind, a few kilobytes no one reads: another process
+// may be making one of that name pattern at that moment, so none is
+// removed but by its maker.
 func makeIndex(path string) error {
 	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
 		return err
