@@ -383,17 +383,10 @@ const touchSQL = `UPDATE blobs SET mtime = max(mtime, ?) WHERE key `
 // missing. A row deleted between the read and the update is reported
 // missing, as a touch after the deletion would be.
 func (p *packs) touch(ctx context.Context, key string, now time.Time) (loc packLoc, ok bool, err error) {
-	k, err := hex.DecodeString(key)
-	if err != nil {
-		return loc, false, err
+	if loc, ok, err = p.find(ctx, key); !ok || err != nil {
+		return loc, ok, err
 	}
-	err = p.findStmt.QueryRowContext(ctx, k).Scan(&loc.pack, &loc.off, &loc.size, &loc.mtime)
-	if errors.Is(err, sql.ErrNoRows) {
-		return loc, false, nil
-	}
-	if err != nil {
-		return loc, false, err
-	}
+	k, _ := hex.DecodeString(key) // find decoded it
 	err = p.touchStmt.QueryRowContext(ctx, now.UnixNano(), k).Scan(&loc.pack, &loc.off, &loc.size, &loc.mtime)
 	if errors.Is(err, sql.ErrNoRows) {
 		return loc, false, nil
