@@ -49,6 +49,32 @@ func asStep13(t testing.TB, db interface {
 	return out
 }
 
+// writeStep13 writes every row of c back in the forms of schemas 10 to
+// 13 (step13Rows), in one transaction.
+func writeStep13(t testing.TB, c *Catalog) {
+	t.Helper()
+	ctx := context.Background()
+	rows := step13Rows(t, c.reader)
+	err := c.write(ctx, func(tx *sql.Tx) error {
+		for _, r := range rows {
+			var err error
+			if r.pack == nil {
+				_, err = tx.ExecContext(ctx, `UPDATE resources SET copy_pack = ?, up_pack = ? WHERE collection = ? AND uri = ?`,
+					r.copy, r.up, r.coll, r.uri)
+			} else {
+				_, err = tx.ExecContext(ctx, `UPDATE changes SET pack = ? WHERE seq = ?`, r.pack, r.seq)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // step13Row is a row's packs as schemas 10 to 13 wrote them: a
 // resource's copy and up, or a change's pack.
 type step13Row struct {

@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"context"
-	"database/sql"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -39,19 +38,7 @@ func TestRepackRewritesOlderForms(t *testing.T) {
 	before := readFacts(t, c, uris, origins)
 	applied := packsOf(t, c.reader)
 
-	older := step13Rows(t, c.reader)
-	for _, r := range older {
-		var err error
-		if r.pack == nil {
-			_, err = c.writer.ExecContext(ctx, `UPDATE resources SET copy_pack = ?, up_pack = ? WHERE collection = ? AND uri = ?`,
-				r.copy, r.up, r.coll, r.uri)
-		} else {
-			_, err = c.writer.ExecContext(ctx, `UPDATE changes SET pack = ? WHERE seq = ?`, r.pack, r.seq)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeStep13(t, c)
 	written := packsOf(t, c.reader)
 	differ := 0
 	for k, v := range written {
@@ -107,24 +94,7 @@ func BenchmarkRepack(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	err := c.write(ctx, func(tx *sql.Tx) error {
-		for _, r := range step13Rows(b, c.reader) {
-			var err error
-			if r.pack == nil {
-				_, err = tx.ExecContext(ctx, `UPDATE resources SET copy_pack = ?, up_pack = ? WHERE collection = ? AND uri = ?`,
-					r.copy, r.up, r.coll, r.uri)
-			} else {
-				_, err = tx.ExecContext(ctx, `UPDATE changes SET pack = ? WHERE seq = ?`, r.pack, r.seq)
-			}
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
+	writeStep13(b, c)
 	if _, err := c.TruncateWAL(ctx); err != nil {
 		b.Fatal(err)
 	}

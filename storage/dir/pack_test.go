@@ -462,7 +462,8 @@ func fileExists(path string) bool {
 // different PackBelow, all open it (each making its index, one linking
 // it), and leave the least of what each may write as files recorded
 // (each index connection here stands for a process). Without makeIndex,
-// one open in about 400 failed turning the new file to WAL mode.
+// about one round in 400 had an open fail turning the new file to WAL
+// mode.
 func TestFilesFromAtOnce(t *testing.T) {
 	belows := []int64{4096, 0, 1024, 100}
 	for round := range 10 {
