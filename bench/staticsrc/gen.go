@@ -72,9 +72,9 @@ func writeResourceList(g genConfig, capURI string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		hashes := resourcesync.Hashes{{Alg: "md5", Value: sums.md5}}
+		hashes := resourcesync.Hashes{{Alg: resourcesync.MD5, Value: sums.md5}}
 		if g.SHA256 {
-			hashes = append(hashes, resourcesync.Hash{Alg: "sha-256", Value: sums.sha256})
+			hashes = append(hashes, resourcesync.Hash{Alg: resourcesync.SHA256, Value: sums.sha256})
 		}
 		size := g.Size
 		if err := sw.Write(&resourcesync.Entry{Loc: g.Base + "/" + rel, LastMod: genTime, MD: &resourcesync.MD{

@@ -66,7 +66,7 @@ func TestGenerateDeclaresSHA256(t *testing.T) {
 		lists := readDoc(t, caps[0].Loc, resourcesync.KindCapabilityList)
 		for _, e := range readDoc(t, lists[0].Loc, resourcesync.KindResourceList) {
 			sum := sha256.Sum256(get(t, e.Loc))
-			got := e.MD.Hash.Get("sha-256")
+			got := e.MD.Hash.Get(resourcesync.SHA256)
 			switch {
 			case !declare && got != "":
 				t.Errorf("%s declares sha-256 %s without SHA256", e.Loc, got)
