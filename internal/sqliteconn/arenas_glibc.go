@@ -12,8 +12,8 @@ package sqliteconn
 
 static int arenaCap;
 
-// capArenas runs as the program loads, before any thread allocates:
-// see arenas.go.
+// capArenas runs as the program loads, before any thread allocates (see
+// the package's doc).
 __attribute__((constructor)) static void capArenas(void) {
 	if (getenv("MALLOC_ARENA_MAX") != NULL) return;
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
